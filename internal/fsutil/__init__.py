@@ -1,0 +1,1 @@
+"""File-system mechanisms shared by the tools: text IO, atomic writes, locks, path rules."""

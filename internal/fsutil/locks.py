@@ -1,0 +1,32 @@
+"""Per-path locks: two writers of one file in this process take turns."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
+
+
+class PathLocks:
+    """One ``asyncio.Lock`` per real path. Share one instance between sessions on a workspace."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def _lock(self, path: Path) -> asyncio.Lock:
+        key = os.path.realpath(path)
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
+
+    @contextlib.asynccontextmanager
+    async def hold(self, paths: Iterable[Path]) -> AsyncIterator[None]:
+        """Hold the locks of all ``paths``, taken in a fixed order so two holders never deadlock."""
+        keys = sorted({os.path.realpath(p) for p in paths})
+        async with contextlib.AsyncExitStack() as stack:
+            for key in keys:
+                await stack.enter_async_context(self._lock(Path(key)))
+            yield

@@ -1,0 +1,209 @@
+"""Decode files for matching and encode them back byte-exactly.
+
+Tools match on LF-normalised text (``TextFile.text``) but write through ``TextFile.raw`` so a
+file's encoding, BOM and every line ending outside the edited span survive untouched, even in
+files with mixed line endings. A file whose bytes would not survive decode → encode is refused
+rather than silently rewritten.
+"""
+
+from __future__ import annotations
+
+import bisect
+import codecs
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from internal.errors import ToolError
+
+#: How many leading bytes the binary sniff looks at (seed 2.15).
+BINARY_SNIFF_BYTES = 4096
+#: A sample with more than this share of control bytes is binary.
+BINARY_CONTROL_RATIO = 0.30
+
+# Longest BOMs first: the UTF-32-LE BOM starts with the UTF-16-LE one.
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+_TEXT_CONTROLS = frozenset(b"\t\n\r\f\b\x1b")
+
+
+class BinaryFileError(ToolError):
+    pass
+
+
+class UndecodableFileError(ToolError):
+    pass
+
+
+class UnencodableTextError(ToolError):
+    pass
+
+
+def detect_bom(data: bytes) -> tuple[bytes, str | None]:
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return bom, encoding
+    return b"", None
+
+
+def looks_binary(sample: bytes) -> bool:
+    """NUL byte, or more than 30% control bytes, in the first 4096 bytes (seed 2.15).
+
+    Callers check for a UTF-16/32 BOM first: those files are full of NULs and still text.
+    """
+    sample = sample[:BINARY_SNIFF_BYTES]
+    if not sample:
+        return False
+    if b"\x00" in sample:
+        return True
+    controls = sum(1 for b in sample if (b < 0x20 and b not in _TEXT_CONTROLS) or b == 0x7F)
+    return controls / len(sample) > BINARY_CONTROL_RATIO
+
+
+def detect_eol(raw: str) -> str:
+    """The majority line ending (LF on ties and for files with no line break)."""
+    crlf = raw.count("\r\n")
+    cr = raw.count("\r") - crlf
+    lf = raw.count("\n") - crlf
+    best = max((lf, "\n"), (crlf, "\r\n"), (cr, "\r"), key=lambda pair: pair[0])
+    return best[1] if best[0] > 0 else "\n"
+
+
+def normalize_eol(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+@dataclass(frozen=True)
+class TextFile:
+    """A decoded text file: what matching sees and what writing needs."""
+
+    raw: str
+    encoding: str
+    bom: bytes = b""
+    eol: str = "\n"
+    #: LF-normalised text, the space every matcher works in.
+    text: str = field(init=False)
+    #: Offsets in ``text`` of line breaks that were two characters (CRLF) in ``raw``.
+    _crlf_offsets: tuple[int, ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", normalize_eol(self.raw))
+        offsets: list[int] = []
+        shift = 0
+        start = 0
+        while True:
+            i = self.raw.find("\r\n", start)
+            if i < 0:
+                break
+            offsets.append(i - shift)
+            shift += 1
+            start = i + 2
+        object.__setattr__(self, "_crlf_offsets", tuple(offsets))
+
+    def raw_offset(self, offset: int) -> int:
+        """Map an offset in ``text`` to the same place in ``raw``."""
+        return offset + bisect.bisect_left(self._crlf_offsets, offset)
+
+    def with_eol(self, text: str) -> str:
+        """LF text converted to this file's line ending."""
+        return text if self.eol == "\n" else text.replace("\n", self.eol)
+
+    def splice(self, replacements: list[tuple[int, int, str]]) -> str:
+        """Apply non-overlapping ``(start, end, lf_text)`` replacements given in ``text`` offsets.
+
+        Returns the new raw text: only the spans change, every other character (line endings
+        included) is kept as it was.
+        """
+        pieces: list[str] = []
+        cursor = 0
+        for start, end, new in sorted(replacements, key=lambda r: r[0]):
+            raw_start, raw_end = self.raw_offset(start), self.raw_offset(end)
+            if raw_start < cursor:
+                raise ValueError("overlapping replacements")
+            pieces.append(self.raw[cursor:raw_start])
+            pieces.append(self.with_eol(new))
+            cursor = raw_end
+        pieces.append(self.raw[cursor:])
+        return "".join(pieces)
+
+    def encode(self, raw: str | None = None) -> bytes:
+        """Bytes for ``raw`` (default: this file) in this file's encoding, BOM included."""
+        text = self.raw if raw is None else raw
+        try:
+            return self.bom + text.encode(self.encoding)
+        except UnicodeEncodeError as exc:
+            bad = text[exc.start : exc.end]
+            raise UnencodableTextError(
+                f"The new text contains {bad!r}, which cannot be written in this file's encoding "
+                f"({self.encoding}). Use characters the encoding supports or an escape sequence."
+            ) from exc
+
+
+def decode_bytes(data: bytes, *, path: str = "file") -> TextFile:
+    """Decode ``data``: BOM, else binary sniff, else UTF-8, else charset-normalizer.
+
+    Raises :class:`BinaryFileError` or :class:`UndecodableFileError`; never substitutes U+FFFD.
+    """
+    bom, encoding = detect_bom(data)
+    body = data[len(bom) :]
+    if encoding is None:
+        if looks_binary(body):
+            raise BinaryFileError(
+                f"File appears to be binary: {path}. Use the appropriate tool for this file type."
+            )
+        encoding = _guess_encoding(body, path)
+    try:
+        raw = body.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise UndecodableFileError(
+            f"Cannot decode {path} as {encoding} (byte {exc.start + len(bom)}). "
+            "It may be binary or use a mixed encoding; it was not changed."
+        ) from exc
+    if raw.encode(encoding) != body:
+        raise UndecodableFileError(
+            f"{path} does not round-trip through {encoding}; refusing to treat it as text so "
+            "no byte is lost."
+        )
+    return TextFile(raw=raw, encoding=encoding, bom=bom, eol=detect_eol(raw))
+
+
+def _guess_encoding(body: bytes, path: str) -> str:
+    try:
+        body.decode("utf-8")
+        return "utf-8"
+    except UnicodeDecodeError:
+        pass
+    from charset_normalizer import from_bytes  # lazy: only legacy-encoded files need it
+
+    best = from_bytes(body).best()
+    if best is None:
+        raise UndecodableFileError(
+            f"Cannot determine the text encoding of {path}. It may be binary; it was not changed."
+        )
+    return codecs.lookup(best.encoding).name
+
+
+def read_text_file(path: Path) -> TextFile:
+    return decode_bytes(path.read_bytes(), path=str(path))
+
+
+def new_text_file(text: str, like: TextFile | None = None) -> TextFile:
+    """A TextFile for brand-new content: UTF-8/LF, or the encoding/BOM/EOL of ``like``.
+
+    Content that already carries its own CRLF/CR line endings keeps them (it "clearly says
+    otherwise"); content that does not fit ``like``'s encoding falls back to UTF-8.
+    """
+    has_own_eol = "\r" in text
+    if like is None:
+        return TextFile(raw=text, encoding="utf-8", eol=detect_eol(text))
+    raw = text if has_own_eol else like.with_eol(text)
+    encoding, bom = like.encoding, like.bom
+    try:
+        raw.encode(encoding)
+    except UnicodeEncodeError:
+        encoding, bom = "utf-8", (codecs.BOM_UTF8 if like.bom else b"")
+    return TextFile(raw=raw, encoding=encoding, bom=bom, eol=detect_eol(raw))

@@ -1,0 +1,1 @@
+"""One module per tool; the contract and registry are in ``tools``."""

@@ -1,0 +1,224 @@
+"""The tool contract: what a tool is, what it gets, what it returns, and the runner.
+
+Front doors (CLI, MCP, the Python API) call :func:`run_tool`. It parses and validates the
+params against the tool's typed ``Params``, runs the tool, and turns every failure into an
+error :class:`ToolResponse`: a :class:`ToolError` becomes its message, anything else is logged
+with its traceback and reported in one line. Nothing raises to the caller except
+``asyncio.CancelledError`` (task cancellation belongs to the caller).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import importlib.util
+import json
+import logging
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from internal.cancel import CancelToken
+from internal.config import Config
+from internal.errors import ToolCancelled, ToolError
+from internal.fsutil import paths as fspaths
+from internal.fsutil.locks import PathLocks
+from internal.llm.tools.file import FileTracker
+from internal.llm.tools.params import ParamsError, parse_params, schema_for
+from internal.permission import PermissionRequest, PermissionService
+from internal.shell.state import ShellState
+
+log = logging.getLogger("toolsmith")
+
+__all__ = [
+    "DiagnosticsSource",
+    "ImageAttachment",
+    "Tool",
+    "ToolContext",
+    "ToolError",
+    "ToolInfo",
+    "ToolResponse",
+    "all_tools",
+    "get_tool",
+    "run_tool",
+    "tool_names",
+]
+
+
+@dataclass(frozen=True)
+class ImageAttachment:
+    media_type: str
+    data_base64: str
+
+
+@dataclass
+class ToolResponse:
+    """``content`` is what the model reads; ``metadata`` is for UIs and logs."""
+
+    content: str
+    is_error: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+    images: list[ImageAttachment] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"content": self.content, "is_error": self.is_error, "metadata": self.metadata}
+        if self.images:
+            out["images"] = [{"media_type": i.media_type, "data": i.data_base64} for i in self.images]
+        return out
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    read_only: bool
+
+
+class DiagnosticsSource(Protocol):
+    """What tools need from the LSP layer. ``""`` means nothing worth appending."""
+
+    async def after_view(self, path: Path) -> str: ...
+
+    async def after_change(self, paths: list[Path], *, other_files: int = 0) -> str: ...
+
+    async def close(self) -> None: ...
+
+
+Progress = Callable[[str, dict[str, Any]], None]
+
+
+def _no_progress(message: str, data: dict[str, Any]) -> None:
+    return None
+
+
+@dataclass
+class ToolContext:
+    """Everything a call needs. One per agent session; tools keep no state of their own."""
+
+    workspace: Path
+    session_id: str = "default"
+    config: Config = field(default_factory=Config)
+    permissions: PermissionService = field(default_factory=PermissionService)
+    files: FileTracker = field(default_factory=FileTracker)
+    cancel: CancelToken = field(default_factory=CancelToken)
+    progress: Progress = _no_progress
+    lsp: DiagnosticsSource | None = None
+    locks: PathLocks = field(default_factory=PathLocks)
+    shell: ShellState = field(default_factory=ShellState)
+
+    def resolve(self, file_path: str) -> Path:
+        return fspaths.resolve(self.workspace, file_path)
+
+    def display(self, path: Path) -> str:
+        return fspaths.display_path(path, self.workspace)
+
+    def check_writable(self, path: Path) -> None:
+        fspaths.check_writable(
+            path,
+            workspace=self.workspace,
+            allowed_dirs=self.config.allowed_dirs,
+            protected_dirs=self.config.protected_dirs,
+            confine=self.config.confine_writes,
+        )
+
+    async def require_permission(
+        self, tool: str, action: str, target: str, description: str = "", params: dict[str, Any] | None = None
+    ) -> None:
+        await self.permissions.require(PermissionRequest(tool, action, target, description, params or {}))
+
+    async def diagnostics_after_view(self, path: Path) -> str:
+        return await self.lsp.after_view(path) if self.lsp else ""
+
+    async def diagnostics_after_change(self, paths: list[Path], *, other_files: int = 0) -> str:
+        return await self.lsp.after_change(paths, other_files=other_files) if self.lsp else ""
+
+
+class Tool(ABC):
+    """A tool module defines one subclass: ``name``, ``description``, ``Params`` and ``run``."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Params: ClassVar[type]
+    read_only: ClassVar[bool] = False
+
+    @classmethod
+    def info(cls) -> ToolInfo:
+        return ToolInfo(cls.name, cls.description, schema_for(cls.Params), cls.read_only)
+
+    @abstractmethod
+    async def run(self, params: Any, ctx: ToolContext) -> ToolResponse: ...
+
+
+#: The registry. Modules are imported on first use so the CLI loads only the tool it runs.
+TOOL_MODULES: dict[str, str] = {
+    name: f"internal.llm.tools.{name}"
+    for name in ("bash", "view", "write", "edit", "multiedit", "patch", "glob", "grep", "ls", "lsp", "fetch", "skill")
+}
+
+
+def tool_names() -> list[str]:
+    return [name for name in TOOL_MODULES if _module_exists(name)]
+
+
+def _module_exists(name: str) -> bool:
+    return importlib.util.find_spec(TOOL_MODULES[name]) is not None
+
+
+def get_tool(name: str) -> Tool:
+    if name not in TOOL_MODULES or not _module_exists(name):
+        raise KeyError(name)
+    module = importlib.import_module(TOOL_MODULES[name])
+    tool: Tool = module.TOOL
+    return tool
+
+
+def all_tools() -> list[Tool]:
+    return [get_tool(name) for name in tool_names()]
+
+
+def _error(message: str, **metadata: Any) -> ToolResponse:
+    return ToolResponse(content=message, is_error=True, metadata=metadata)
+
+
+async def run_tool(name: str, raw_params: Any, ctx: ToolContext) -> ToolResponse:
+    """Run tool ``name`` with ``raw_params`` (parsed JSON, or a JSON string). Never raises."""
+    started = time.perf_counter()
+    response = await _run(name, raw_params, ctx)
+    response.metadata.setdefault("duration_ms", round((time.perf_counter() - started) * 1000, 3))
+    return response
+
+
+async def _run(name: str, raw_params: Any, ctx: ToolContext) -> ToolResponse:
+    try:
+        tool = get_tool(name)
+    except KeyError:
+        return _error(
+            f"Unknown tool '{name}'. Available tools: {', '.join(tool_names())}.", error="unknown_tool"
+        )
+    if isinstance(raw_params, str | bytes):
+        try:
+            raw_params = json.loads(raw_params)
+        except (ValueError, RecursionError) as exc:
+            return _error(f"Invalid parameters for {name}: not valid JSON ({exc}).", error="invalid_params")
+    params: Any
+    try:
+        params = parse_params(tool.Params, raw_params)
+    except ParamsError as exc:
+        return _error(f"Invalid parameters for {name}: {exc}.", error="invalid_params")
+    except RecursionError:
+        return _error(f"Invalid parameters for {name}: nested too deeply.", error="invalid_params")
+    try:
+        return await tool.run(params, ctx)
+    except ToolCancelled as exc:
+        return _error(exc.message, aborted=True, **exc.metadata)
+    except ToolError as exc:
+        return _error(exc.message, **exc.metadata)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        log.exception("tool %s failed", name)
+        return _error(f"Internal error in {name}: {type(exc).__name__}: {exc}")

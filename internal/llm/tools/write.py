@@ -1,0 +1,73 @@
+"""write: create a file or replace its whole content, atomically, keeping its encoding and EOL."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from internal.diff import diff_metadata
+from internal.errors import ToolError
+from internal.fsutil.textio import BinaryFileError, TextFile, new_text_file, normalize_eol
+from internal.llm.tools.file import load_for_change, store
+from internal.llm.tools.params import param
+from internal.llm.tools.tools import Tool, ToolContext, ToolResponse
+
+#: Other files whose new errors write reports besides the written one (seed 3.5).
+OTHER_FILES_DIAGNOSED = 5
+
+DESCRIPTION = """Writes a file to the local filesystem, creating parent directories as needed.
+
+- If the file exists, you must have read it with the view tool first, and it must not have changed
+  since; otherwise the write is refused. An existing file keeps its encoding, BOM and line endings.
+- ALWAYS prefer editing existing files (edit, multiedit) over rewriting them with write: edits are
+  smaller, safer and cheaper.
+- NEVER proactively create documentation files (*.md) or README files unless explicitly requested.
+- Only use emojis if the user explicitly requests it.
+- Writing content identical to the file's current content changes nothing and says so.
+- The result includes a diff and any errors the language server reports for this file and up to
+  5 other files.
+"""
+
+
+@dataclass(frozen=True)
+class WriteParams:
+    file_path: str = param("The path of the file to write (absolute or relative to the workspace)", minLength=1)
+    content: str = param("The complete content to write to the file")
+
+
+class WriteTool(Tool):
+    name = "write"
+    description = DESCRIPTION
+    Params = WriteParams
+
+    async def run(self, params: WriteParams, ctx: ToolContext) -> ToolResponse:
+        path = ctx.resolve(params.file_path)
+        if path.is_dir():
+            raise ToolError(f"Path is a directory, not a file: {path}")
+        ctx.check_writable(path)
+        async with ctx.locks.hold([path]):
+            old: TextFile | None = None
+            if path.exists():
+                try:
+                    old = load_for_change(ctx.files, path)
+                except BinaryFileError as exc:
+                    raise ToolError(f"{path} is a binary file; write only replaces text files.") from exc
+                if old.text == normalize_eol(params.content):
+                    raise ToolError(f"File {path} already contains the exact content. No changes made.")
+            new = new_text_file(params.content, like=old)
+            display = ctx.display(path)
+            metadata = diff_metadata(old.text if old else "", new.text, display)
+            action = "overwrite" if old else "create"
+            await ctx.require_permission(
+                self.name, "write", str(path), f"{action} {display}", {"diff": metadata["diff"]}
+            )
+            store(ctx.files, path, new.encode())
+        metadata.update(file_path=str(path), created=old is None, encoding=new.encoding)
+        verb = "created" if old is None else "written"
+        content = f"<result>\nFile successfully {verb}: {path}\n</result>"
+        diagnostics = await ctx.diagnostics_after_change([path], other_files=OTHER_FILES_DIAGNOSED)
+        if diagnostics:
+            content += "\n\n" + diagnostics
+        return ToolResponse(content, metadata=metadata)
+
+
+TOOL = WriteTool()

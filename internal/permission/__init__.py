@@ -1,0 +1,72 @@
+"""The permission service: every action with side effects asks it first.
+
+A request names the tool, the action and what it touches. The answer is allow once, allow for
+the rest of the session (remembered here), or deny. Policies decide without asking anyone
+(the CLI allows everything; :func:`read_only_policy` refuses every mutating action); an
+embedder passes its own ``asker`` to put a human in the loop.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from internal.errors import PermissionDenied
+
+
+class Decision(enum.Enum):
+    ALLOW_ONCE = "allow_once"
+    ALLOW_SESSION = "allow_session"
+    DENY = "deny"
+
+
+@dataclass(frozen=True)
+class PermissionRequest:
+    tool: str
+    action: str
+    #: The file or directory acted on, or the command line for bash, or the URL for fetch.
+    target: str
+    description: str = ""
+    params: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def session_key(self) -> tuple[str, str, str]:
+        return (self.tool, self.action, self.target)
+
+
+Asker = Callable[[PermissionRequest], Awaitable[Decision]]
+
+#: Tools that never change anything; :func:`read_only_policy` allows only these.
+READ_ONLY_TOOLS = frozenset({"view", "glob", "grep", "ls", "lsp", "fetch", "skill"})
+
+
+async def allow_all(request: PermissionRequest) -> Decision:
+    return Decision.ALLOW_ONCE
+
+
+async def read_only_policy(request: PermissionRequest) -> Decision:
+    return Decision.ALLOW_ONCE if request.tool in READ_ONLY_TOOLS else Decision.DENY
+
+
+class PermissionService:
+    """Asks ``asker`` unless an earlier answer covers the request for this session."""
+
+    def __init__(self, asker: Asker = allow_all) -> None:
+        self._asker = asker
+        self._granted: set[tuple[str, str, str]] = set()
+
+    async def ask(self, request: PermissionRequest) -> Decision:
+        if request.session_key in self._granted:
+            return Decision.ALLOW_SESSION
+        decision = await self._asker(request)
+        if decision is Decision.ALLOW_SESSION:
+            self._granted.add(request.session_key)
+        return decision
+
+    async def require(self, request: PermissionRequest) -> None:
+        """Raise :class:`PermissionDenied` unless the request is allowed."""
+        if await self.ask(request) is Decision.DENY:
+            what = request.description or f"{request.action} {request.target}"
+            raise PermissionDenied(f"Permission denied: the user refused to let {request.tool} {what}.")

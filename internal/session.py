@@ -1,0 +1,126 @@
+"""The embedding API: a :class:`Session` owns one agent session's context and runs tools in it.
+
+    async with Session(workspace="/repo") as session:
+        response = await session.run("view", {"file_path": "README.md"})
+
+A session's state (files read and when, the shell's cwd and environment) can be saved to and
+loaded from a state directory, which is how the CLI carries a ``--session`` across processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from internal.cancel import CancelToken
+from internal.config import Config
+from internal.fsutil.atomic import atomic_write
+from internal.fsutil.locks import PathLocks
+from internal.llm.tools.file import FileTracker
+from internal.llm.tools.tools import (
+    DiagnosticsSource,
+    Progress,
+    ToolContext,
+    ToolInfo,
+    ToolResponse,
+    all_tools,
+    run_tool,
+)
+from internal.permission import Asker, PermissionService, allow_all
+from internal.shell.state import ShellState
+
+
+class Session:
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str] = ".",
+        *,
+        session_id: str | None = None,
+        config: Config | None = None,
+        asker: Asker = allow_all,
+        progress: Progress | None = None,
+        lsp: DiagnosticsSource | None = None,
+        locks: PathLocks | None = None,
+    ) -> None:
+        ctx = ToolContext(
+            workspace=Path(os.path.realpath(workspace)),
+            session_id=session_id or uuid.uuid4().hex,
+            config=config or Config(),
+            permissions=PermissionService(asker),
+            lsp=lsp,
+            locks=locks or PathLocks(),
+        )
+        if progress is not None:
+            ctx.progress = progress
+        self.ctx = ctx
+        if lsp is None and ctx.config.lsp_enabled:
+            ctx.lsp = _default_lsp(ctx)
+
+    @property
+    def session_id(self) -> str:
+        return self.ctx.session_id
+
+    async def run(
+        self,
+        tool: str,
+        params: Any,
+        *,
+        cancel: CancelToken | None = None,
+        progress: Progress | None = None,
+    ) -> ToolResponse:
+        """Run one tool call. ``cancel`` stops it early (as does cancelling the awaiting task)."""
+        ctx = self.ctx
+        if cancel is not None or progress is not None:
+            ctx = replace(ctx, cancel=cancel or CancelToken(), progress=progress or ctx.progress)
+        return await run_tool(tool, params, ctx)
+
+    @staticmethod
+    def tools() -> list[ToolInfo]:
+        return [tool.info() for tool in all_tools()]
+
+    async def close(self) -> None:
+        if self.ctx.lsp is not None:
+            await self.ctx.lsp.close()
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # --- persistence, for front doors that live one call at a time (the CLI) ---
+
+    def state_file(self) -> Path:
+        return self.ctx.config.state_dir / "sessions" / self.session_id / "state.json"
+
+    def load_state(self) -> None:
+        try:
+            data = json.loads(self.state_file().read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if not isinstance(data, dict):
+            return
+        if isinstance(data.get("files"), dict):
+            self.ctx.files = FileTracker.from_json(data["files"])
+        if isinstance(data.get("shell"), dict):
+            self.ctx.shell = ShellState.from_json(data["shell"])
+
+    def save_state(self) -> None:
+        data = {"files": self.ctx.files.to_json(), "shell": self.ctx.shell.to_json()}
+        atomic_write(self.state_file(), json.dumps(data).encode("utf-8"))
+
+
+def _default_lsp(ctx: ToolContext) -> DiagnosticsSource | None:
+    """The LSP layer, when this build has one."""
+    import importlib
+
+    try:
+        manager = importlib.import_module("internal.lsp.manager")
+    except ModuleNotFoundError:
+        return None
+    source: DiagnosticsSource = manager.LspManager(ctx.workspace, ctx.config)
+    return source

@@ -1,0 +1,111 @@
+"""The one place output is bounded: UTF-8-safe cuts, head+tail elision, and spill files.
+
+Every tool's text for the model passes through here, so no tool cuts inside a UTF-8 sequence
+and every cut tells the model how to get the rest.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Spill files older than this are deleted when a new one is written in the same directory.
+SPILL_MAX_AGE_S = 24 * 3600
+#: At most this many spill files are kept per session; the oldest go first.
+SPILL_MAX_FILES = 100
+
+
+def cut_utf8(text: str, max_bytes: int) -> str:
+    """The longest prefix of ``text`` whose UTF-8 encoding fits in ``max_bytes``."""
+    encoded = text.encode("utf-8", "surrogatepass")
+    if len(encoded) <= max_bytes:
+        return text
+    return encoded[:max_bytes].decode("utf-8", "ignore")
+
+
+def cut_utf8_tail(text: str, max_bytes: int) -> str:
+    """The longest suffix of ``text`` whose UTF-8 encoding fits in ``max_bytes``."""
+    encoded = text.encode("utf-8", "surrogatepass")
+    if len(encoded) <= max_bytes:
+        return text
+    return encoded[len(encoded) - max_bytes :].decode("utf-8", "ignore")
+
+
+def shorten_line(line: str, max_chars: int) -> str:
+    return line if len(line) <= max_chars else line[:max_chars] + "..."
+
+
+@dataclass(frozen=True)
+class Bounded:
+    text: str
+    truncated: bool
+    #: Lines dropped from the middle (head+tail) or the end (head only).
+    omitted_lines: int = 0
+
+
+def head_tail(text: str, max_chars: int) -> Bounded:
+    """Keep the first and last halves of the budget, eliding whole lines in between.
+
+    The marker reads ``... [N lines truncated] ...``. Cuts fall on line boundaries when there
+    are any, otherwise on character boundaries (never inside a character).
+    """
+    if len(text) <= max_chars:
+        return Bounded(text, False)
+    half = max_chars // 2
+    head = text[:half]
+    tail = text[len(text) - half :]
+    if "\n" in head:
+        head = head[: head.rfind("\n") + 1]
+    if "\n" in tail:
+        tail = tail[tail.find("\n") + 1 :]
+    middle = text[len(head) : len(text) - len(tail)]
+    omitted = middle.count("\n") + (0 if middle.endswith("\n") or not middle else 1)
+    return Bounded(f"{head}\n... [{omitted} lines truncated] ...\n\n{tail}", True, omitted)
+
+
+def head_only(text: str, max_lines: int, max_bytes: int) -> Bounded:
+    """The first ``max_lines`` lines, at most ``max_bytes`` bytes, cut at a line end when possible."""
+    lines = text.split("\n")
+    kept = "\n".join(lines[:max_lines])
+    cut = cut_utf8(kept, max_bytes)
+    if cut != kept and "\n" in cut:
+        cut = cut[: cut.rfind("\n")]
+    if cut == text:
+        return Bounded(text, False)
+    shown = cut.count("\n") + 1
+    return Bounded(cut, True, max(len(lines) - shown, 0))
+
+
+def spill_dir(state_dir: Path, session_id: str) -> Path:
+    return state_dir / "sessions" / session_id / "output"
+
+
+def new_spill_path(state_dir: Path, session_id: str, tool: str) -> Path:
+    """A fresh file for a tool's full output; old spill files are pruned first."""
+    directory = spill_dir(state_dir, session_id)
+    directory.mkdir(parents=True, exist_ok=True)
+    prune_spill_files(directory)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return directory / f"{tool}-{stamp}-{uuid.uuid4().hex[:8]}.txt"
+
+
+def write_spill(state_dir: Path, session_id: str, tool: str, text: str) -> Path:
+    path = new_spill_path(state_dir, session_id, tool)
+    path.write_text(text, encoding="utf-8", errors="surrogateescape")
+    return path
+
+
+def prune_spill_files(directory: Path) -> None:
+    """Delete spill files older than a day, then all but the newest SPILL_MAX_FILES."""
+    try:
+        entries = [(e.stat().st_mtime, Path(e.path)) for e in os.scandir(directory) if e.is_file()]
+    except OSError:
+        return
+    now = time.time()
+    entries.sort(reverse=True)
+    for index, (mtime, path) in enumerate(entries):
+        if now - mtime > SPILL_MAX_AGE_S or index >= SPILL_MAX_FILES:
+            path.unlink(missing_ok=True)

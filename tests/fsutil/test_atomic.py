@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from internal.fsutil import atomic
+from internal.fsutil.atomic import FileChange, atomic_write, commit_file_set
+
+
+def test_creates_parents_and_keeps_mode(tmp_path: Path) -> None:
+    target = tmp_path / "a" / "b" / "f.txt"
+    atomic_write(target, b"one")
+    assert target.read_bytes() == b"one"
+    target.chmod(0o751)
+    atomic_write(target, b"two")
+    assert target.read_bytes() == b"two"
+    assert target.stat().st_mode & 0o777 == 0o751
+    assert [p.name for p in target.parent.iterdir()] == ["f.txt"]  # no temp left behind
+
+
+def test_writes_through_symlink(tmp_path: Path) -> None:
+    real = tmp_path / "real.txt"
+    real.write_text("old")
+    link = tmp_path / "link.txt"
+    link.symlink_to(real)
+    atomic_write(link, b"new")
+    assert link.is_symlink()
+    assert real.read_text() == "new"
+
+
+def test_file_set_rolls_back_on_failure_of_last_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b, c = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "new.txt"
+    a.write_text("A")
+    b.write_text("B")
+    real_replace = os.replace
+    calls: list[str] = []
+
+    def failing_replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        calls.append(str(dst))
+        if str(dst) == str(c):  # the last file of the set fails
+            raise OSError("injected failure")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(atomic.os, "replace", failing_replace)
+    with pytest.raises(OSError, match="injected"):
+        commit_file_set([FileChange(a, b"A2"), FileChange(b, None), FileChange(c, b"C")])
+    monkeypatch.undo()
+    assert a.read_text() == "A"
+    assert b.read_text() == "B"
+    assert not c.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt"]
+
+
+def test_file_set_applies_all(tmp_path: Path) -> None:
+    a, b, c = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "sub" / "c.txt"
+    a.write_text("A")
+    b.write_text("B")
+    commit_file_set([FileChange(a, b"A2"), FileChange(b, None), FileChange(c, b"C")])
+    assert a.read_text() == "A2" and not b.exists() and c.read_text() == "C"
+
+
+CHILD = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from internal.fsutil.atomic import atomic_write
+    target = Path(sys.argv[1])
+    size = int(sys.argv[2])
+    i = 0
+    print("ready", flush=True)
+    while True:
+        atomic_write(target, bytes([65 + i % 2]) * size)
+        i += 1
+    """
+)
+
+
+def test_sigkill_during_writes_leaves_old_or_new(tmp_path: Path) -> None:
+    """A writer killed at arbitrary moments never leaves a partial or mixed file."""
+    size = 4 * 1024 * 1024
+    target = tmp_path / "big.bin"
+    target.write_bytes(b"A" * size)
+    root = Path(__file__).resolve().parents[2]
+    for round_ in range(6):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(target), str(size)],
+            cwd=root,
+            stdout=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(root)},
+        )
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == b"ready\n"
+        # Let it run for a varying number of bytes of writes before the kill.
+        deadline_reads = 1 + round_
+        for _ in range(deadline_reads):
+            os.stat(target)
+            data = target.read_bytes()
+            assert data in (b"A" * size, b"B" * size)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        data = target.read_bytes()
+        assert len(data) == size and data in (b"A" * size, b"B" * size)

@@ -1,0 +1,42 @@
+"""Test helpers: an independent unified-diff applier built on unidiff's parser."""
+
+from __future__ import annotations
+
+import re
+
+import unidiff
+
+
+def lines_of(text: str) -> list[str]:
+    """Split on LF only, keeping it (independent of the code under test)."""
+    return re.findall(r"[^\n]*\n|[^\n]+$", text)
+
+
+def apply_unified_diff(old: str, diff: str) -> str:
+    """Apply a single-file unified diff (parsed by unidiff) to ``old``."""
+    if not diff:
+        return old
+    patch = unidiff.PatchSet(diff)
+    assert len(patch) == 1
+    old_lines = lines_of(old)
+    out: list[str] = []
+    cursor = 0
+    for hunk in patch[0]:
+        start = hunk.source_start - 1 if hunk.source_length else hunk.source_start
+        out.extend(old_lines[cursor:start])
+        cursor = start
+        pending: list[tuple[str, str]] = []
+        for line in hunk:
+            if line.line_type == "\\":
+                kind, value = pending[-1]
+                pending[-1] = (kind, value[:-1] if value.endswith("\n") else value)
+                continue
+            pending.append((line.line_type, line.value))
+        for kind, value in pending:
+            if kind in (" ", "-"):
+                assert old_lines[cursor] == value, (cursor, old_lines[cursor], value)
+                cursor += 1
+            if kind in (" ", "+"):
+                out.append(value)
+    out.extend(old_lines[cursor:])
+    return "".join(out)

@@ -1,0 +1,114 @@
+"""The tool contract: schemas, validation, permission service, file tracker."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from internal.errors import ToolError
+from internal.llm.tools.file import FileTracker
+from internal.llm.tools.tools import all_tools, run_tool
+from internal.permission import Decision, PermissionRequest, PermissionService
+from tests.conftest import make_session
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=10),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=10,
+)
+
+
+def test_every_schema_is_a_strict_object() -> None:
+    tools = all_tools()
+    assert tools
+    for tool in tools:
+        schema = tool.info().parameters
+        assert schema["type"] == "object" and schema["additionalProperties"] is False
+        assert all(name == name.lower() for name in schema["properties"])
+        assert tool.description.strip()
+
+
+FIELD_NAMES = st.sampled_from(["file_path", "offset", "limit", "content", "x"])
+
+
+@given(st.sampled_from(["view", "write"]), json_values | st.dictionaries(FIELD_NAMES, json_values))
+def test_arbitrary_json_never_raises(tool: str, params: Any) -> None:
+    import tempfile
+
+    ws = Path(tempfile.mkdtemp())
+    session = make_session(ws)
+    response = asyncio.run(session.run(tool, params))
+    assert isinstance(response.content, str) and response.content
+    assert "Traceback" not in response.content
+    json.dumps(response.to_json())
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({}, "'file_path' is required (a string)"),
+        ({"file_path": 1}, "'file_path' must be a string, got the number 1"),
+        ({"file_path": "x", "offset": "2"}, "'offset' must be an integer, got a string"),
+        ({"file_path": "x", "offset": -1}, "'offset' must be at least 0"),
+        ({"file_path": "x", "bogus": 1}, "unknown field 'bogus'"),
+        ([], "must be a JSON object, got an array"),
+        ("{not json", "not valid JSON"),
+    ],
+)
+def test_validation_messages_name_the_field(workspace: Path, params: Any, expected: str) -> None:
+    r = asyncio.run(make_session(workspace).run("view", params))
+    assert r.is_error and expected in r.content and r.metadata["error"] == "invalid_params"
+
+
+def test_unknown_tool(workspace: Path) -> None:
+    r = asyncio.run(make_session(workspace).run("nope", {}))
+    assert r.is_error and "Unknown tool 'nope'" in r.content
+
+
+def test_unexpected_exception_becomes_short_error(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from internal.llm.tools import view
+
+    async def boom(params: Any, ctx: Any) -> Any:
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr(view.TOOL, "run", boom)
+    r = asyncio.run(run_tool("view", {"file_path": "x"}, make_session(workspace).ctx))
+    assert r.is_error and r.content == "Internal error in view: RuntimeError: kaboom"
+
+
+def test_permission_session_grant_is_remembered() -> None:
+    asked: list[PermissionRequest] = []
+
+    async def asker(request: PermissionRequest) -> Decision:
+        asked.append(request)
+        return Decision.ALLOW_SESSION
+
+    service = PermissionService(asker)
+    req = PermissionRequest("bash", "execute", "make")
+    assert asyncio.run(service.ask(req)) is Decision.ALLOW_SESSION
+    assert asyncio.run(service.ask(req)) is Decision.ALLOW_SESSION
+    assert len(asked) == 1
+    asyncio.run(service.ask(PermissionRequest("bash", "execute", "other")))
+    assert len(asked) == 2
+
+
+def test_tracker_sees_same_second_changes(tmp_path: Path) -> None:
+    f = tmp_path / "f"
+    f.write_text("a")
+    tracker = FileTracker()
+    tracker.record_read(f)
+    tracker.check_unchanged(f)
+    st_ = f.stat()
+    os.utime(f, ns=(st_.st_atime_ns, st_.st_mtime_ns + 1))  # one nanosecond later
+    with pytest.raises(ToolError, match="modified since it was last read"):
+        tracker.check_unchanged(f)
+    restored = FileTracker.from_json(json.loads(json.dumps(tracker.to_json())))
+    with pytest.raises(ToolError, match="modified since"):
+        restored.check_unchanged(f)
