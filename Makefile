@@ -35,6 +35,7 @@ unit: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/cli_startup.py
 	$(PY) bench/view_paging.py
+	$(PY) bench/search.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

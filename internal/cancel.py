@@ -8,6 +8,8 @@ run processes race their work against :meth:`CancelToken.wait` so either way kil
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import threading
 from collections.abc import Awaitable
 from typing import TypeVar
 
@@ -17,24 +19,50 @@ T = TypeVar("T")
 
 
 class CancelToken:
-    """A one-shot flag; waiting on it never blocks cancellation of the waiter."""
+    """A one-shot flag usable from any event loop or thread.
+
+    Waiters are futures of the loop that awaits them, so one token (and one session) can serve
+    several ``asyncio.run`` calls, and ``cancel()`` may be called from another thread.
+    """
 
     def __init__(self) -> None:
-        self._event = asyncio.Event()
+        self._cancelled = False
+        self._lock = threading.Lock()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
 
     def cancel(self) -> None:
-        self._event.set()
+        with self._lock:
+            self._cancelled = True
+            waiters, self._waiters = self._waiters, []
+        for loop, future in waiters:
+            with contextlib.suppress(RuntimeError):  # that loop is already closed
+                loop.call_soon_threadsafe(_resolve, future)
 
     @property
     def cancelled(self) -> bool:
-        return self._event.is_set()
+        return self._cancelled
 
     async def wait(self) -> None:
-        await self._event.wait()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        with self._lock:
+            if self._cancelled:
+                return
+            self._waiters.append((loop, future))
+        try:
+            await future
+        finally:
+            with self._lock:
+                self._waiters = [(lp, f) for lp, f in self._waiters if f is not future]
 
     def raise_if_cancelled(self) -> None:
-        if self._event.is_set():
+        if self._cancelled:
             raise ToolCancelled("Tool call was aborted")
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 async def race_cancel(awaitable: Awaitable[T], token: CancelToken) -> T:
@@ -57,4 +85,6 @@ async def race_cancel(awaitable: Awaitable[T], token: CancelToken) -> T:
         stop.cancel()
         return work.result()
     work.cancel()
+    with contextlib.suppress(BaseException):
+        await work  # let the work's own cleanup (killing a child process) finish first
     raise ToolCancelled("Tool call was aborted")

@@ -152,9 +152,7 @@ def decode_bytes(data: bytes, *, path: str = "file") -> TextFile:
     body = data[len(bom) :]
     if encoding is None:
         if looks_binary(body):
-            raise BinaryFileError(
-                f"File appears to be binary: {path}. Use the appropriate tool for this file type."
-            )
+            raise BinaryFileError(f"File appears to be binary: {path}. Use the appropriate tool for this file type.")
         encoding = _guess_encoding(body, path)
     try:
         raw = body.decode(encoding)
@@ -165,8 +163,7 @@ def decode_bytes(data: bytes, *, path: str = "file") -> TextFile:
         ) from exc
     if raw.encode(encoding) != body:
         raise UndecodableFileError(
-            f"{path} does not round-trip through {encoding}; refusing to treat it as text so "
-            "no byte is lost."
+            f"{path} does not round-trip through {encoding}; refusing to treat it as text so no byte is lost."
         )
     return TextFile(raw=raw, encoding=encoding, bom=bom, eol=detect_eol(raw))
 

@@ -196,9 +196,7 @@ async def _run(name: str, raw_params: Any, ctx: ToolContext) -> ToolResponse:
     try:
         tool = get_tool(name)
     except KeyError:
-        return _error(
-            f"Unknown tool '{name}'. Available tools: {', '.join(tool_names())}.", error="unknown_tool"
-        )
+        return _error(f"Unknown tool '{name}'. Available tools: {', '.join(tool_names())}.", error="unknown_tool")
     if isinstance(raw_params, str | bytes):
         try:
             raw_params = json.loads(raw_params)

@@ -206,9 +206,7 @@ def _bounded_lines(reader: io.TextIOWrapper) -> Iterator[str]:
 def _image(path: Path, media_type: str, ctx: ToolContext) -> ToolResponse:
     size = path.stat().st_size
     if size > MAX_IMAGE_BYTES:
-        raise ToolError(
-            f"Image {path} is {size} bytes, more than the {MAX_IMAGE_BYTES} byte limit for attachments."
-        )
+        raise ToolError(f"Image {path} is {size} bytes, more than the {MAX_IMAGE_BYTES} byte limit for attachments.")
     data = path.read_bytes()
     ctx.files.record_read(path)
     return ToolResponse(

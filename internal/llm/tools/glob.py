@@ -1,0 +1,67 @@
+"""glob: find files by name pattern, most recently modified first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from internal.errors import ToolError
+from internal.fsutil.paths import not_found_error
+from internal.llm.tools.params import param
+from internal.llm.tools.tools import Tool, ToolContext, ToolResponse
+from internal.ripgrep.runner import FileQuery, display, find_rg, list_files, newest_first
+
+#: Files listed to the model.
+MAX_FILES_SHOWN = 100
+#: Files collected for sorting by age before enumeration is stopped.
+MAX_FILES_COLLECTED = 20_000
+
+DESCRIPTION = f"""Finds files whose path matches a glob pattern, most recently modified first.
+
+- `pattern`: e.g. `**/*.py`, `*.md` (a pattern without `/` matches file names at any depth),
+  `src/**/*.{{ts,tsx}}` (a pattern with `/` matches from the search directory).
+- `path`: the directory to search (default: the workspace root); it must be a directory.
+- Respects .gitignore; includes hidden files; never lists .git.
+- Returns absolute paths, newest first (ties by path), at most {MAX_FILES_SHOWN}.
+- Use grep to search file contents. When you are doing an open-ended search that may need several
+  rounds of globbing and grepping, batch speculative searches in a single response.
+"""
+
+
+@dataclass(frozen=True)
+class GlobParams:
+    pattern: str = param("The glob pattern to match files against", minLength=1)
+    path: str | None = param("The directory to search in (default: workspace root)", None)
+
+
+class GlobTool(Tool):
+    name = "glob"
+    description = DESCRIPTION
+    Params = GlobParams
+    read_only = True
+
+    async def run(self, params: GlobParams, ctx: ToolContext) -> ToolResponse:
+        root = ctx.resolve(params.path or ".")
+        if not root.exists():
+            raise not_found_error(root)
+        if not root.is_dir():
+            raise ToolError(f"Path {root} is not a directory. Give glob a directory to search in.")
+        rg = find_rg(ctx.config.rg_path)
+        query = FileQuery(root, globs=(params.pattern,))
+        result = await list_files(query, rg=rg, limit=MAX_FILES_COLLECTED, cancel=ctx.cancel)
+        files = newest_first(result.files)
+        shown = files[:MAX_FILES_SHOWN]
+        truncated = len(files) > len(shown) or result.stopped_early
+        metadata = {"count": len(files), "truncated": truncated, "backend": "rg" if rg else "python"}
+        if not files:
+            return ToolResponse("No files found", metadata=metadata)
+        text = "\n".join(display(p) for p in shown)
+        if truncated:
+            text += (
+                f"\n\n(Results are truncated: showing the {len(shown)} most recently modified of "
+                f"{'at least ' if result.stopped_early else ''}{len(files)} files. "
+                "Consider using a more specific path or pattern.)"
+            )
+        return ToolResponse(text, metadata=metadata)
+
+
+TOOL = GlobTool()

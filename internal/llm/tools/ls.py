@@ -1,0 +1,125 @@
+"""ls: a directory tree that respects .gitignore and skips the usual noise."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from internal.errors import ToolError
+from internal.fsutil.paths import not_found_error
+from internal.llm.tools.params import param
+from internal.llm.tools.tools import Tool, ToolContext, ToolResponse
+from internal.ripgrep.runner import FileQuery, display, find_rg, list_files
+
+#: Entries (files and directories) shown at most.
+MAX_ENTRIES = 1000
+#: Files enumerated before sorting; past this the listing is a (flagged) partial subset.
+MAX_FILES_COLLECTED = 50_000
+
+#: Never listed, at any depth below the listed directory (seed 2.10). The listed directory
+#: itself may be called any of these: only components inside it are filtered.
+AUTO_IGNORED = (
+    ".git", "node_modules", "__pycache__", "dist", "build", "target", "vendor", ".idea", ".vscode",
+    ".zig-cache", "zig-out", ".coverage", "coverage", "logs", ".venv", "venv", "env", "tmp", "temp",
+    ".cache", "cache", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".next", ".DS_Store",
+    "*.pyc", "*.pyo", "*.class", "*.o", "*.so", "*.dll", "*.exe",
+)  # fmt: skip
+
+DESCRIPTION = f"""Lists files and directories as a tree: directories first, then files, each alphabetical.
+
+- `path`: the directory to list (default: the workspace root).
+- `ignore`: extra glob patterns to leave out, e.g. ["*.log", "fixtures"].
+- `depth`: how many levels to show (default: all).
+- Respects .gitignore and skips common noise at any depth below `path`: {", ".join(AUTO_IGNORED[:20])}, ...
+  Empty directories are not shown.
+- At most {MAX_ENTRIES} entries; beyond that a header says the listing is incomplete.
+- You should generally prefer the glob and grep tools if you know which directories or file
+  patterns to search for.
+"""
+
+
+@dataclass(frozen=True)
+class LsParams:
+    path: str | None = param("The directory to list (default: workspace root)", None)
+    ignore: list[str] = param("Glob patterns to leave out", [])
+    depth: int | None = param("Maximum depth to show (1 = direct children only)", None, minimum=1)
+
+
+@dataclass
+class _Dir:
+    dirs: dict[str, _Dir] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+
+
+class LsTool(Tool):
+    name = "ls"
+    description = DESCRIPTION
+    Params = LsParams
+    read_only = True
+
+    async def run(self, params: LsParams, ctx: ToolContext) -> ToolResponse:
+        root = ctx.resolve(params.path or ".")
+        if not root.exists():
+            raise not_found_error(root)
+        if not root.is_dir():
+            raise ToolError(f"Path {root} is not a directory. Use the view tool to read a file.")
+        globs = tuple(f"!{g}" for g in (*AUTO_IGNORED, *params.ignore))
+        rg = find_rg(ctx.config.rg_path)
+        # rg enumerates in parallel (unordered); sorting here keeps that speed and a stable listing.
+        query = FileQuery(root, globs=globs)
+        result = await list_files(query, rg=rg, limit=MAX_FILES_COLLECTED, cancel=ctx.cancel)
+        tree = _Dir()
+        entries = 0
+        prefix = len(str(root).rstrip("/")) + 1
+        for path in sorted(result.files):
+            parts = tuple(path[prefix:].split("/"))
+            if params.depth is not None and len(parts) > params.depth:
+                parts = parts[: params.depth]
+                entries += _add_dirs(tree, parts)
+                continue
+            entries += _add_dirs(tree, parts[:-1])
+            _walk_to(tree, parts[:-1]).files.append(parts[-1])
+            entries += 1
+        lines = [f"- {display(str(root))}/"]
+        _render(tree, 1, lines)
+        truncated = result.stopped_early or entries > MAX_ENTRIES
+        if truncated:
+            lines = lines[: MAX_ENTRIES + 1]
+            header = (
+                f"There are more than {MAX_ENTRIES} files in the directory. Use a more specific path, "
+                "the ignore or depth parameters, or the glob and grep tools. The first "
+                f"{MAX_ENTRIES} entries are included below:\n\n"
+            )
+        else:
+            header = ""
+        metadata = {"entries": min(entries, MAX_ENTRIES), "truncated": truncated, "backend": "rg" if rg else "python"}
+        return ToolResponse(header + "\n".join(lines), metadata=metadata)
+
+
+def _walk_to(tree: _Dir, parts: tuple[str, ...]) -> _Dir:
+    node = tree
+    for part in parts:
+        node = node.dirs[part]
+    return node
+
+
+def _add_dirs(tree: _Dir, parts: tuple[str, ...]) -> int:
+    added = 0
+    node = tree
+    for part in parts:
+        if part not in node.dirs:
+            node.dirs[part] = _Dir()
+            added += 1
+        node = node.dirs[part]
+    return added
+
+
+def _render(node: _Dir, depth: int, out: list[str]) -> None:
+    indent = "  " * depth
+    for name in sorted(node.dirs):
+        out.append(f"{indent}- {display(name)}/")
+        _render(node.dirs[name], depth + 1, out)
+    for name in sorted(set(node.files)):
+        out.append(f"{indent}- {display(name)}")
+
+
+TOOL = LsTool()

@@ -1,0 +1,270 @@
+"""The one ripgrep runner: every tool that enumerates or searches files goes through here.
+
+``rg`` runs from an argument vector (never a shell string) with the pattern after ``-e`` and the
+paths after ``--``, so a pattern or name starting with ``-`` is data. Output is parsed as it
+streams (NUL-terminated paths, so ``:``, ``|``, spaces and newlines in names never misparse) and
+rg is killed as soon as the caller has enough, on timeout, or on cancellation. Exit code 1 means
+no matches; exit code 2 with results means some paths could not be read (results are kept).
+
+When no ``rg`` binary is available, :mod:`internal.ripgrep.fallback` gives the same results in
+pure Python.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from internal.cancel import CancelToken, race_cancel
+from internal.errors import ToolError
+
+#: A single rg run is stopped after this long.
+RG_TIMEOUT_S = 30.0
+#: How much rg stderr is kept for error messages.
+MAX_STDERR_BYTES = 4096
+READ_CHUNK = 256 * 1024
+
+#: Globs excluded from every enumeration: VCS metadata is never useful to the model.
+ALWAYS_EXCLUDED = ("!.git",)
+
+
+def find_rg(configured: str | None) -> str | None:
+    """``configured`` if set ("" disables rg), else the ripgrep wheel's binary beside our
+    interpreter, else ``rg`` on PATH."""
+    if configured is not None:
+        return configured or None
+    beside = Path(sys.executable).parent / "rg"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("rg")
+
+
+@dataclass(frozen=True)
+class Match:
+    path: str  # decoded with surrogateescape: usable with os.stat, round-trips to the bytes
+    line: int
+    text: str
+
+
+@dataclass
+class SearchResult:
+    matches: list[Match] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    #: The caller's cap was reached and rg was stopped: more results exist.
+    stopped_early: bool = False
+    #: rg reported unreadable paths (exit code 2) but produced results.
+    partial: bool = False
+
+
+def fs_path(raw: bytes) -> str:
+    """Bytes from rg → a str path that os functions accept (undecodable bytes kept as surrogates)."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def display(path: str) -> str:
+    """A path for the model: undecodable bytes shown as U+FFFD instead of crashing."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+class _Parser:
+    """Incremental parser for ``--null`` output; ``limit`` records then it asks to stop."""
+
+    def __init__(self, mode: str, limit: int) -> None:
+        self.mode = mode
+        self.limit = limit
+        self.buffer = b""
+        self.result = SearchResult()
+
+    def count(self) -> int:
+        return len(self.matches_or_files())
+
+    def matches_or_files(self) -> list[Match] | list[str]:
+        return self.result.matches if self.mode == "search" else self.result.files
+
+    def feed(self, chunk: bytes) -> bool:
+        """Consume ``chunk``; return False once ``limit`` records were collected."""
+        self.buffer += chunk
+        if self.mode == "files":
+            *records, self.buffer = self.buffer.split(b"\0")
+            files = self.result.files
+            room = self.limit - len(files)
+            files.extend(map(fs_path, records[:room]))
+            return len(records) < room
+        while True:
+            nul = self.buffer.find(b"\0")
+            if nul < 0:
+                return True
+            newline = self.buffer.find(b"\n", nul)
+            if newline < 0:
+                return True
+            if self.count() >= self.limit:
+                return False
+            path, rest = self.buffer[:nul], self.buffer[nul + 1 : newline]
+            self.buffer = self.buffer[newline + 1 :]
+            number, _, text = rest.partition(b"|")
+            text = text[:-1] if text.endswith(b"\r") else text
+            try:
+                line = int(number)
+            except ValueError:
+                continue
+            self.result.matches.append(Match(fs_path(path), line, text.decode("utf-8", "replace")))
+
+
+async def run_rg(
+    rg: str,
+    args: list[str],
+    *,
+    mode: str,
+    limit: int,
+    cancel: CancelToken,
+    timeout: float = RG_TIMEOUT_S,
+) -> SearchResult:
+    """Run ``rg args`` and parse its ``--null`` output in ``mode`` "files" or "search"."""
+    parser = _Parser(mode, limit)
+    proc = await asyncio.create_subprocess_exec(
+        rg,
+        *args,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    stderr_task = asyncio.ensure_future(_read_limited(proc.stderr))
+    finished = False
+    try:
+        stopped = await race_cancel(asyncio.wait_for(_pump(proc.stdout, parser), timeout), cancel)
+        finished = not stopped
+    except TimeoutError as exc:
+        raise ToolError(
+            f"Search timed out after {timeout:.0f}s. Use a more specific path or pattern.",
+            {"timed_out": True},
+        ) from exc
+    finally:
+        # rg that reached EOF is exiting by itself; killing it then would race its reaping.
+        if not finished and proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+        await proc.wait()
+        stderr = await stderr_task
+    result = parser.result
+    result.stopped_early = stopped
+    if stopped:
+        return result
+    if proc.returncode == 2:
+        if not parser.count() and stderr.strip():
+            message = stderr.decode("utf-8", "replace").strip()
+            raise ToolError(f"ripgrep error: {message}")
+        result.partial = True
+    elif proc.returncode not in (0, 1):
+        raise ToolError(f"ripgrep failed with exit code {proc.returncode}: {stderr.decode('utf-8', 'replace')}")
+    return result
+
+
+async def _pump(stream: asyncio.StreamReader, parser: _Parser) -> bool:
+    """Feed stdout to the parser; True when the parser had enough and stopped early."""
+    while True:
+        chunk = await stream.read(READ_CHUNK)
+        if not chunk:
+            parser.feed(b"\0" if parser.mode == "files" and parser.buffer else b"")
+            return False
+        if not parser.feed(chunk):
+            return True
+
+
+async def _read_limited(stream: asyncio.StreamReader) -> bytes:
+    kept = b""
+    while chunk := await stream.read(READ_CHUNK):
+        if len(kept) < MAX_STDERR_BYTES:
+            kept += chunk[: MAX_STDERR_BYTES - len(kept)]
+    return kept
+
+
+# --- the high-level operations the tools use ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileQuery:
+    """Enumerate files under ``root``: .gitignore respected, hidden files included, .git excluded."""
+
+    root: Path
+    globs: tuple[str, ...] = ()
+    max_depth: int | None = None
+    sort_by_path: bool = False
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    root: Path
+    pattern: str
+    literal: bool = False
+    include: str | None = None
+
+
+def _file_args(query: FileQuery) -> list[str]:
+    args = ["--files", "--null", "--hidden", "--no-require-git", "--no-messages"]
+    for glob in (*ALWAYS_EXCLUDED, *query.globs):
+        args += ["--glob", glob]
+    if query.max_depth is not None:
+        args += ["--max-depth", str(query.max_depth)]
+    if query.sort_by_path:
+        args += ["--sort", "path"]
+    return [*args, "--", str(query.root)]
+
+
+def _search_args(query: SearchQuery) -> list[str]:
+    args = [
+        "-H",
+        "-n",
+        "--no-heading",
+        "--no-messages",
+        "--null",
+        "--field-match-separator=|",
+        "--hidden",
+        "--no-require-git",
+        "--color=never",
+    ]
+    for glob in ALWAYS_EXCLUDED:
+        args += ["--glob", glob]
+    if query.include:
+        args += ["--glob", query.include]
+    if query.literal:
+        args.append("--fixed-strings")
+    return [*args, "-e", query.pattern, "--", str(query.root)]
+
+
+async def list_files(query: FileQuery, *, rg: str | None, limit: int, cancel: CancelToken) -> SearchResult:
+    if rg is None:
+        from internal.ripgrep import fallback
+
+        return fallback.list_files(query, limit=limit, cancel=cancel)
+    return await run_rg(rg, _file_args(query), mode="files", limit=limit, cancel=cancel)
+
+
+async def search(query: SearchQuery, *, rg: str | None, limit: int, cancel: CancelToken) -> SearchResult:
+    if rg is None:
+        from internal.ripgrep import fallback
+
+        return fallback.search(query, limit=limit, cancel=cancel)
+    return await run_rg(rg, _search_args(query), mode="search", limit=limit, cancel=cancel)
+
+
+StatCache = dict[str, float]
+
+
+def newest_first(paths: list[str], key: Callable[[str], str] = lambda p: p) -> list[str]:
+    """Sort by modification time, newest first, ties by path; one stat per distinct path."""
+    mtimes: StatCache = {}
+    for path in paths:
+        if path not in mtimes:
+            try:
+                mtimes[path] = os.stat(path).st_mtime
+            except OSError:
+                mtimes[path] = 0.0
+    return sorted(paths, key=lambda p: (-mtimes[p], key(p)))

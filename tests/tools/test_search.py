@@ -1,0 +1,230 @@
+"""grep, glob and ls against real rg and the pure-Python fallback."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from internal.config import Config
+from internal.ripgrep.runner import find_rg
+from tests.conftest import Runner, make_session
+
+ROOT = Path(__file__).resolve().parents[2]
+NAME_CHARS = st.sampled_from(list("ab:|- é中\n_x"))
+names = st.text(NAME_CHARS, min_size=1, max_size=8).filter(lambda n: n not in (".", "..") and not n.startswith("."))
+contents = st.lists(
+    st.sampled_from(["needle", "a:b|c needle", "nope", "", "x|1|needle:2", "中 needle", "-needle"]), max_size=6
+)
+
+
+def rg_config(enabled: bool) -> Config:
+    return Config(lsp_enabled=False, rg_path=None if enabled else "")
+
+
+def run_in(ws: Path, tool: str, params: dict[str, object], *, use_rg: bool = True) -> object:
+    return asyncio.run(make_session(ws, config=rg_config(use_rg)).run(tool, params))
+
+
+def test_rg_comes_from_the_wheel() -> None:
+    rg = find_rg(None)
+    assert rg is not None and Path(rg).parent == Path(sys.executable).parent
+
+
+def parse_grep(content: str) -> set[tuple[str, int, str]]:
+    """Parse grep's output back; paths are headers ending in ':' after a blank line."""
+    found: set[tuple[str, int, str]] = set()
+    current = None
+    blocks = content.split("\n\n")
+    for block in blocks[1:]:
+        header, _, body = block.partition(":\n  Line ")
+        if not body:
+            continue
+        current = header
+        for item in ("  Line " + body).split("\n  Line "):
+            item = item.removeprefix("  Line ")
+            number, _, text = item.partition(": ")
+            found.add((current, int(number), text))
+    return found
+
+
+@given(st.dictionaries(names, contents, min_size=1, max_size=6), st.booleans())
+def test_grep_match_set_equals_reference(files: dict[str, list[str]], use_rg: bool) -> None:
+    ws = Path(tempfile.mkdtemp())
+    (ws / "sub").mkdir()
+    expected = set()
+    for i, (name, lines) in enumerate(files.items()):
+        path = ws / ("sub" if i % 2 else "") / name
+        path.write_text("".join(line + "\n" for line in lines))
+        expected |= {(str(path), n, line) for n, line in enumerate(lines, 1) if "needle" in line}
+    r = run_in(ws, "grep", {"pattern": "needle", "literal_text": True}, use_rg=use_rg)
+    if not expected:
+        assert r.content == "No files found"  # type: ignore[attr-defined]
+        return
+    assert r.content.startswith(f"Found {len(expected)} matches")  # type: ignore[attr-defined]
+    if not any("\n" in path for path, _, _ in expected):
+        assert parse_grep(r.content) == expected  # type: ignore[attr-defined]
+
+
+def test_grep_pattern_starting_with_dash_and_regex(workspace: Path, run: Runner) -> None:
+    (workspace / "a.py").write_text("x = -v\ndef foo(a, b):\n    pass\n")
+    r = run("grep", {"pattern": "-v"})
+    assert "Line 1: x = -v" in r.content
+    r = run("grep", {"pattern": r"def \w+\(", "include": "*.py"})
+    assert "Line 2: def foo(a, b):" in r.content
+    r = run("grep", {"pattern": "foo(a", "literal_text": True})
+    assert "Line 2" in r.content
+    bad = run("grep", {"pattern": "foo("})
+    assert bad.is_error and "regex" in bad.content.lower()
+
+
+def test_grep_orders_files_newest_first_and_truncates(workspace: Path, run: Runner) -> None:
+    for i in range(3):
+        f = workspace / f"f{i}.txt"
+        f.write_text("hit\n" * 60)
+        os.utime(f, (1_000_000 + i * 100, 1_000_000 + i * 100))
+    r = run("grep", {"pattern": "hit"})
+    headers = [line for line in r.content.splitlines() if line.endswith(":")]
+    assert headers == [f"{workspace}/f2.txt:", f"{workspace}/f1.txt:"]
+    assert "(Results truncated: showing 100 of 180 matches." in r.content
+    lines = [int(m) for m in re.findall(r"Line (\d+):", r.content)]
+    assert lines[:60] == list(range(1, 61))
+
+
+def test_grep_respects_gitignore_hidden_and_skips_git(workspace: Path, run: Runner) -> None:
+    (workspace / ".gitignore").write_text("ignored.txt\n")
+    (workspace / "ignored.txt").write_text("hit\n")
+    (workspace / ".hidden.txt").write_text("hit\n")
+    (workspace / ".git").mkdir()
+    (workspace / ".git" / "config").write_text("hit\n")
+    r = run("grep", {"pattern": "hit"})
+    assert ".hidden.txt" in r.content
+    assert "ignored.txt" not in r.content.replace(".gitignore", "")
+    assert "/.git/" not in r.content
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop to nobody; as non-root chmod alone works")
+def test_grep_keeps_results_when_some_paths_are_unreadable() -> None:
+    ws = Path(tempfile.mkdtemp())
+    ws.chmod(0o777)
+    (ws / "ok.txt").write_text("hit\n")
+    locked = ws / "locked"
+    locked.mkdir()
+    (locked / "secret.txt").write_text("hit\n")
+    locked.chmod(0)
+    state = Path(tempfile.mkdtemp())
+    state.chmod(0o777)
+    proc = subprocess.run(
+        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+         sys.executable, "-m", "cmd.tools", "--cwd", str(ws), "grep", '{"pattern": "hit"}'],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        env={**os.environ, "TOOLSMITH_STATE_DIR": str(state), "HOME": str(state)},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ok.txt" in proc.stdout
+    assert "(Some paths were inaccessible and skipped)" in proc.stdout
+
+
+def test_glob_newest_first_ties_by_path(workspace: Path, run: Runner) -> None:
+    for name, age in [("b.py", 5), ("a.py", 5), ("c.py", 9), ("d.txt", 10)]:
+        f = workspace / name
+        f.write_text("x")
+        os.utime(f, (age * 1000, age * 1000))
+    r = run("glob", {"pattern": "*.py"})
+    assert r.content.splitlines() == [f"{workspace}/c.py", f"{workspace}/a.py", f"{workspace}/b.py"]
+    r = run("glob", {"pattern": "*.py", "path": "c.py"})
+    assert r.is_error and "is not a directory" in r.content
+
+
+def test_glob_truncates_at_100(workspace: Path, run: Runner) -> None:
+    for i in range(120):
+        (workspace / f"f{i:03}.txt").write_text("x")
+    r = run("glob", {"pattern": "**/*.txt"})
+    assert len([line for line in r.content.splitlines() if line.startswith("/")]) == 100
+    assert "(Results are truncated" in r.content
+
+
+def build_tree(ws: Path) -> None:
+    for rel in [
+        *["src/b.py", "src/a.py", "src/lib/z.py", "README.md", "a.txt", "node_modules/x/y.js", "build/out.o"],
+        *["src/__pycache__/a.pyc", "docs/tmp/keep.md", "docs/guide.md", "x.pyc", ".env.example"],
+    ]:
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text("x")
+
+
+def test_ls_tree_order_and_ignores(workspace: Path, run: Runner) -> None:
+    build_tree(workspace)
+    r = run("ls", {})
+    assert r.content.splitlines() == [
+        f"- {workspace}/",
+        "  - docs/",
+        "    - guide.md",
+        "  - src/",
+        "    - lib/",
+        "      - z.py",
+        "    - a.py",
+        "    - b.py",
+        "  - .env.example",
+        "  - README.md",
+        "  - a.txt",
+    ]
+    r = run("ls", {"depth": 1, "ignore": ["*.md"]})
+    # docs/ holds only ignored files, so it is not shown.
+    assert r.content.splitlines() == [f"- {workspace}/", "  - src/", "  - .env.example", "  - a.txt"]
+
+
+def test_ls_works_inside_dirs_named_like_ignored_ones(tmp_path: Path) -> None:
+    project = tmp_path / "build" / "tmp" / "proj"
+    project.mkdir(parents=True)
+    (project / "main.py").write_text("x")
+    r = run_in(project, "ls", {})
+    assert "  - main.py" in r.content.splitlines()  # type: ignore[attr-defined]
+
+
+def test_ls_cap(workspace: Path, run: Runner) -> None:
+    for i in range(1100):
+        (workspace / f"f{i:04}").write_text("")
+    r = run("ls", {})
+    assert r.content.startswith("There are more than 1000 files")
+    assert r.metadata["truncated"] is True
+
+
+@pytest.mark.parametrize("tool,params", [("ls", {}), ("glob", {"pattern": "**/*.py"}), ("grep", {"pattern": "x"})])
+def test_fallback_parity(workspace: Path, tool: str, params: dict[str, object]) -> None:
+    build_tree(workspace)
+    (workspace / ".gitignore").write_text("docs/\n*.md\n!README.md\n")
+    with_rg = run_in(workspace, tool, params, use_rg=True)
+    without = run_in(workspace, tool, params, use_rg=False)
+    assert with_rg.metadata["backend"] == "rg" and without.metadata["backend"] == "python"  # type: ignore[attr-defined]
+    if tool == "grep":
+        assert parse_grep(with_rg.content) == parse_grep(without.content)  # type: ignore[attr-defined]
+    else:
+        assert with_rg.content == without.content  # type: ignore[attr-defined]
+
+
+def test_hidden_rg_uses_fallback_via_cli(workspace: Path) -> None:
+    """With rg absent from the venv and PATH, the CLI still searches."""
+    (workspace / "a.txt").write_text("needle\n")
+    venv_rg = Path(sys.executable).parent / "rg"
+    assert venv_rg.exists()
+    env = {**os.environ, "PATH": "/nonexistent"}
+    hidden = venv_rg.with_name("rg.hidden-by-test")
+    shutil.move(venv_rg, hidden)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "cmd.tools", "--json", "--cwd", str(workspace), "grep", '{"pattern": "needle"}'],
+            cwd=ROOT, capture_output=True, text=True, timeout=60, env=env,
+        )  # fmt: skip
+    finally:
+        shutil.move(hidden, venv_rg)
+    assert '"backend": "python"' in proc.stdout and "a.txt" in proc.stdout
