@@ -60,7 +60,7 @@ async def _bench(tree: Path) -> None:
     session = Session(tree, config=Config(lsp_enabled=False))
     files = len(_rg("--files", "--hidden", str(tree)).splitlines())
     print(f"tree: {tree} ({files} files)")
-    cases = [
+    cases: list[tuple[str, dict[str, object], list[str]]] = [
         ("grep", {"pattern": "def __repr__"}, ["-H", "-n", "--hidden", "-e", "def __repr__", str(tree)]),
         ("glob", {"pattern": "**/*.py"}, ["--files", "--hidden", "-g", "**/*.py", str(tree)]),
         ("ls", {}, ["--files", "--hidden", str(tree)]),
@@ -69,8 +69,15 @@ async def _bench(tree: Path) -> None:
     for tool, params, rg_args in cases:
         response = await session.run(tool, params)
         assert not response.is_error, response.content[:500]
-        t_tool = await _amedian(lambda tool=tool, params=params: session.run(tool, params))
-        t_rg = _median(lambda rg_args=rg_args: _rg(*rg_args))
+
+        async def call_tool(tool: str = tool, params: dict[str, object] = params) -> object:
+            return await session.run(tool, params)
+
+        def call_rg(rg_args: list[str] = rg_args) -> object:
+            return _rg(*rg_args)
+
+        t_tool = await _amedian(call_tool)
+        t_rg = _median(call_rg)
         print(f"{tool:5} tool {t_tool * 1000:8.1f} ms   rg {t_rg * 1000:8.1f} ms   ratio {t_tool / t_rg:5.2f}x"
               f"  (target <= {targets[tool]}x)")  # fmt: skip
         if tool == "grep":

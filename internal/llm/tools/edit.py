@@ -1,0 +1,51 @@
+"""edit: replace one exact (or safely-forgiven) occurrence of text in a file."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from internal.llm.tools.file import create_file, edit_file
+from internal.llm.tools.params import param
+from internal.llm.tools.tools import Tool, ToolContext, ToolResponse
+from internal.textmatch import EditRequest
+
+DESCRIPTION = """Edits a file by replacing `old_string` with `new_string`.
+
+- Read the file with view first; the edit is refused if the file changed since you read it.
+- `old_string` must identify exactly one place in the file: include enough surrounding lines to
+  make it unique, or set `replace_all` to true to change every occurrence. If it appears several
+  times you get the line numbers of each.
+- Copy `old_string` from the file as it is (without the line-number prefix view adds). Small
+  slips are tolerated and reported: trailing spaces, a shifted or tab/space-converted indentation
+  (new_string is re-indented the same way), extra spaces inside lines, literal `\\n`/`\\t`
+  escapes, typographic quotes, blank lines at either end. Anything else must match exactly;
+  when it does not, the error shows the closest region of the file.
+- `new_string` replaces the match exactly; an empty `new_string` deletes the matched text.
+- An empty `old_string` creates a new file with `new_string` as its content (the file must not exist).
+- For several changes to one file, prefer multiedit (one call, all-or-nothing).
+- The file's encoding, BOM and line endings are preserved. The result includes a diff and any
+  errors the language server reports after the change.
+"""
+
+
+@dataclass(frozen=True)
+class EditParams:
+    file_path: str = param("The path of the file to modify (absolute or relative to the workspace)", minLength=1)
+    old_string: str = param("The text to replace (empty to create a new file)")
+    new_string: str = param("The text to replace it with (empty to delete)")
+    replace_all: bool = param("Replace every occurrence of old_string", False)
+
+
+class EditTool(Tool):
+    name = "edit"
+    description = DESCRIPTION
+    Params = EditParams
+
+    async def run(self, params: EditParams, ctx: ToolContext) -> ToolResponse:
+        if params.old_string == "":
+            return await create_file(ctx, self.name, params.file_path, params.new_string)
+        edit = EditRequest(params.old_string, params.new_string, params.replace_all)
+        return await edit_file(ctx, self.name, params.file_path, [edit])
+
+
+TOOL = EditTool()

@@ -1,0 +1,72 @@
+"""multiedit: several edits to one file, applied in order, all or nothing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from internal.errors import ToolError
+from internal.fsutil.textio import new_text_file
+from internal.llm.tools.file import create_file, edit_file
+from internal.llm.tools.params import param
+from internal.llm.tools.tools import Tool, ToolContext, ToolResponse
+from internal.textmatch import EditError, EditRequest, apply_edits
+
+DESCRIPTION = """Makes several edits to one file in a single call. Prefer this tool over several edit calls
+when you need to make multiple changes to the same file.
+
+- Same rules as edit for each item: read the file with view first; each `old_string` must match
+  one place (or set `replace_all`); small whitespace/escape slips are tolerated and reported.
+- Edits apply in order, each to the result of the previous ones: plan them so an earlier edit
+  does not change the text a later one looks for.
+- All or nothing: if any edit fails, no change is written and the error names the edit (by its
+  0-based index) and why.
+- To create a new file, use an empty `old_string` and the full file contents as `new_string` in
+  the first edit; later edits then apply to that content.
+- One diff and one write for the whole call; encoding, BOM and line endings are preserved.
+"""
+
+
+@dataclass(frozen=True)
+class EditItem:
+    old_string: str = param("The text to replace")
+    new_string: str = param("The text to replace it with")
+    replace_all: bool = param("Replace every occurrence of old_string", False)
+
+
+@dataclass(frozen=True)
+class MultiEditParams:
+    file_path: str = param("The path of the file to modify (absolute or relative to the workspace)", minLength=1)
+    edits: list[EditItem] = param("The edits, applied in order", minItems=1)
+
+
+class MultiEditTool(Tool):
+    name = "multiedit"
+    description = DESCRIPTION
+    Params = MultiEditParams
+
+    async def run(self, params: MultiEditParams, ctx: ToolContext) -> ToolResponse:
+        items = params.edits
+        for index, item in enumerate(items):
+            if item.old_string == "" and index > 0:
+                raise ToolError(f"Edit {index}: old_string is empty; only the first edit may create the file.")
+        try:
+            if items[0].old_string == "":
+                # Create: apply the remaining edits in memory first, so a failing one writes nothing.
+                rest = [EditRequest(i.old_string, i.new_string, i.replace_all) for i in items[1:]]
+                start = new_text_file(items[0].new_string)
+                content = apply_edits(start, rest, path=params.file_path).file.raw if rest else start.raw
+                return await create_file(ctx, self.name, params.file_path, content)
+            requests = [EditRequest(i.old_string, i.new_string, i.replace_all) for i in items]
+            return await edit_file(ctx, self.name, params.file_path, requests)
+        except EditError as exc:
+            offset = 1 if items[0].old_string == "" else 0
+            raise ToolError(_with_index(exc, offset)) from exc
+
+
+def _with_index(exc: EditError, offset: int) -> str:
+    index = getattr(exc, "edit_index", None)
+    where = f"Edit {index + offset}" if index is not None else "An edit"
+    return f"{where} failed, so no changes were made: {exc.message}"
+
+
+TOOL = MultiEditTool()

@@ -1,0 +1,154 @@
+"""Each matching tier: what it forgives, and the near misses it must refuse."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from internal.textmatch import EditError, apply_plan, find, plan_edit
+
+PY = """class A:
+    def f(self, x):
+        if x:
+            return  1
+        return 2
+
+    def g(self):
+        return 3
+"""
+
+
+def edit(content: str, old: str, new: str, replace_all: bool = False) -> tuple[str, str]:
+    plan = plan_edit(content, old, new, replace_all=replace_all, path="f.py")
+    return apply_plan(content, plan), plan.tier
+
+
+def test_exact() -> None:
+    out, tier = edit(PY, "return 3", "return 4")
+    assert tier == "exact" and out == PY.replace("return 3", "return 4")
+
+
+def test_trailing_whitespace() -> None:
+    content = "a = 1   \nb = 2\t\nc = 3\n"
+    out, tier = edit(content, "a = 1\nb = 2\n", "a = 10\nb = 20\n")
+    assert tier == "trailing_whitespace" and out == "a = 10\nb = 20\nc = 3\n"
+
+
+def test_indentation_shift_reindents_new_string() -> None:
+    old = "def g(self):\n    return 3\n"  # sent without the class-level indentation
+    new = "def g(self):\n    if True:\n        return 4\n"
+    out, tier = edit(PY, old, new)
+    assert tier == "indentation"
+    assert out.endswith("    def g(self):\n        if True:\n            return 4\n")
+
+
+def test_indentation_tabs_vs_spaces() -> None:
+    content = "def f():\n\tif x:\n\t\ty = 1\n\treturn y\n"
+    out, tier = edit(content, "    if x:\n        y = 1\n", "    if x:\n        y = 2\n        z = 3\n")
+    assert tier == "indentation"
+    assert out == "def f():\n\tif x:\n\t\ty = 2\n\t\tz = 3\n\treturn y\n"
+
+
+def test_whitespace_normalised() -> None:
+    out, tier = edit(PY, "if x:\n    return 1", "if x:\n    return 5")
+    assert tier == "whitespace"
+    assert "        if x:\n            return 5\n" in out
+
+
+def test_escapes() -> None:
+    content = 'msg = "a"\nprint(msg)\n'
+    out, tier = edit(content, 'msg = \\"a\\"\\nprint(msg)', 'msg = \\"b\\"\\nprint(msg)')
+    assert tier == "escapes" and out == 'msg = "b"\nprint(msg)\n'
+
+
+def test_punctuation_folding_keeps_ascii_file_ascii() -> None:
+    content = 'say("it\'s -- fine")\n'
+    out, tier = edit(content, "say(\u201cit\u2019s -- fine\u201d)", "say(\u201cit\u2019s ok\u201d)")
+    assert tier == "punctuation" and out == 'say("it\'s ok")\n'
+
+
+def test_trimmed_blank_lines() -> None:
+    content = "a\nb\nc\n"
+    out, tier = edit(content, "\n\nb\n\n\n", "B")
+    assert out == "a\nB\nc\n"
+    assert tier in ("trimmed", "exact", "trailing_whitespace")
+
+
+def test_first_line_indentation_missing_with_shift() -> None:
+    content = "class A:\n    def f(self):\n        return 1\n"
+    # First line lacks its indentation AND the body is indented by a different amount.
+    out, tier = edit(content, "def f(self):\n      return 1", "def f(self):\n      return 2")
+    assert out == "class A:\n    def f(self):\n        return 2\n"
+    assert tier in ("indentation", "first_line_indent")
+
+
+def test_ambiguity_lists_lines() -> None:
+    content = "x = 1\ny = 2\nx = 1\n"
+    with pytest.raises(EditError) as err:
+        plan_edit(content, "x = 1", "x = 3", replace_all=False, path="f")
+    assert "old_string appears 2 times in the file (lines 1, 3)" in err.value.message
+    out, _ = edit(content, "x = 1", "x = 3", replace_all=True)
+    assert out == "x = 3\ny = 2\nx = 3\n"
+
+
+def test_ambiguity_within_fuzzy_tier() -> None:
+    content = "if a:\n    go()\nif b:\n  go()\n"
+    with pytest.raises(EditError, match="appears 2 times"):
+        plan_edit(content, "   go()  \n", "stop()\n", replace_all=False, path="f")
+
+
+@pytest.mark.parametrize(
+    "old",
+    [
+        "return 1\n        return 2",  # wrong structure: lines swapped relative depth
+        "def g(self):\n    return 4",  # different token
+        "if x:\n    return1",  # missing separation
+        "def f(self, y):",  # different parameter
+        "        if x:\n        return  1",  # relative indentation changed
+    ],
+)
+def test_near_misses_are_refused(old: str) -> None:
+    with pytest.raises(EditError, match="was not found"):
+        plan_edit(PY, old, "X", replace_all=False, path="f.py")
+
+
+def test_not_found_shows_closest_region_and_already_applied_note() -> None:
+    content = "def f():\n\treturn 1\n"
+    with pytest.raises(EditError) as err:
+        plan_edit(content, "def f():\n\treturn  2  # x", "def f():\n\treturn 1", replace_all=False, path="f")
+    message = err.value.message
+    assert "     2|→   return 1" in message
+    assert "new_string already appears in the file (line 1)" in message
+
+
+def test_identical_strings_refused() -> None:
+    with pytest.raises(EditError, match="identical"):
+        plan_edit("a", "a", "a", replace_all=False, path="f")
+
+
+words = st.text(st.sampled_from(list("ab \n\tc")), min_size=1, max_size=40)
+
+
+@given(words, words, words)
+def test_exact_unique_edit_equals_str_replace(content: str, old: str, new: str) -> None:
+    if content.count(old) != 1 or old == new:
+        return
+    result = find(content, old, new)
+    assert result is not None and result.tier == "exact"
+    out = apply_plan(content, plan_edit(content, old, new, replace_all=False, path="f"))
+    assert out == content.replace(old, new, 1)
+
+
+@given(words, words, words)
+def test_any_applied_edit_keeps_non_whitespace_outside_old_text(content: str, old: str, new: str) -> None:
+    """Whatever tier applies, the result is the file with one span replaced by new_string
+    (modulo indentation), and that span holds old_string's visible characters."""
+    try:
+        plan = plan_edit(content, old, new, replace_all=False, path="f")
+    except EditError:
+        return
+    (r,) = plan.replacements
+    span = content[r.start : r.end]
+    assert "".join(span.split()) == "".join(old.split()) or plan.tier in ("escapes", "punctuation")
+    assert "".join(r.text.split()) == "".join(new.split()) or plan.tier in ("escapes", "punctuation")
