@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(PY) bench/cli_startup.py
 	$(PY) bench/view_paging.py
 	$(PY) bench/search.py
+	$(PY) bench/edit_fidelity.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -152,3 +152,17 @@ def test_any_applied_edit_keeps_non_whitespace_outside_old_text(content: str, ol
     span = content[r.start : r.end]
     assert "".join(span.split()) == "".join(old.split()) or plan.tier in ("escapes", "punctuation")
     assert "".join(r.text.split()) == "".join(new.split()) or plan.tier in ("escapes", "punctuation")
+
+
+def test_match_whose_new_string_cannot_be_reindented_still_counts_for_ambiguity() -> None:
+    content = "if a:\n    go()\nif b:\n  go()\n"
+    with pytest.raises(EditError, match="appears 2 times"):
+        plan_edit(content, "   go()  \n", "stop()\n", replace_all=False, path="f")
+    with pytest.raises(EditError, match="cannot be shifted the same way"):
+        plan_edit("if b:\n  go()\n", "   go()\n", "stop()\n", replace_all=False, path="f")
+
+
+def test_old_ending_in_newline_never_consumes_past_end_of_file() -> None:
+    content = "x = 1\n\nimport os\nprint(os)\n"
+    out, _ = edit(content, "\nimport os\nprint(os)\n\n", "\nimport os\nprint(os.sep)\n\n")
+    assert out == "x = 1\n\nimport os\nprint(os.sep)\n"

@@ -16,6 +16,7 @@ import dataclasses
 import difflib
 import math
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -39,7 +40,12 @@ class EditError(ToolError):
 class Replacement:
     start: int
     end: int
-    text: str
+    #: ``None``: old_string matched here, but new_string could not be re-indented to fit.
+    text: str | None
+
+
+class _NoMatch(Exception):
+    """Raised by a window check: these lines are not a match."""
 
 
 @dataclass(frozen=True)
@@ -109,12 +115,13 @@ LineKey = Callable[[str], str]
 
 
 def _window_matches(
-    f: _Lines, old_lines: list[str], key: LineKey, accept: Callable[[int], str | None]
-) -> list[tuple[int, str]]:
+    f: _Lines, old_lines: list[str], key: LineKey, accept: Callable[[int], str | None], *, ends_nl: bool
+) -> list[tuple[int, str | None]]:
     """Windows of ``len(old_lines)`` file lines whose lines equal ``old_lines`` under ``key``.
 
-    ``accept(first_line)`` may still veto a window (returning None) or give its replacement.
-    Windows do not overlap: after a match the scan resumes below it.
+    ``accept(first_line)`` may still veto a window (raising _NoMatch) or gives its replacement
+    (None when the window matches but new_string cannot be placed there: that still counts as
+    a match, so it can never hide an ambiguity). Windows do not overlap.
     """
     wanted = [key(line) for line in old_lines]
     count = len(old_lines)
@@ -122,21 +129,25 @@ def _window_matches(
     if anchor is None:
         return []
     keys = [key(line) for line in f.lines]
-    out: list[tuple[int, str]] = []
+    out: list[tuple[int, str | None]] = []
     first = 0
-    limit = len(f.lines) - count
+    # When old_string ends with a newline, its last line must be followed by one: the text after
+    # the file's final newline (the last element of the split) can never end the window.
+    limit = len(f.lines) - count - (1 if ends_nl else 0)
     while first <= limit:
         if keys[first + anchor] == wanted[anchor] and keys[first : first + count] == wanted:
-            replacement = accept(first)
-            if replacement is not None:
-                out.append((first, replacement))
-                first += count
+            try:
+                out.append((first, accept(first)))
+            except _NoMatch:
+                first += 1
                 continue
+            first += count
+            continue
         first += 1
     return out
 
 
-def _to_replacements(f: _Lines, found: list[tuple[int, str]], count: int, ends_nl: bool) -> list[Replacement]:
+def _to_replacements(f: _Lines, found: list[tuple[int, str | None]], count: int, ends_nl: bool) -> list[Replacement]:
     out = []
     for first, text in found:
         start, end = f.span(first, count, ends_nl)
@@ -151,7 +162,7 @@ def _trailing_ws(content: str, old: str, new: str) -> list[Replacement]:
     """
     f = _Lines.of(content)
     old_lines, ends_nl = _split_old(old)
-    found = _window_matches(f, old_lines, lambda s: s.rstrip(" \t"), lambda _first: new)
+    found = _window_matches(f, old_lines, lambda s: s.rstrip(" \t"), lambda _first: new, ends_nl=ends_nl)
     return _to_replacements(f, found, len(old_lines), ends_nl)
 
 
@@ -160,24 +171,31 @@ def _indent_of(line: str) -> str:
 
 
 def indent_unit(lines: list[str]) -> str:
-    """The file's indentation step: a tab, or the GCD of space indents (default 4 spaces)."""
+    """The indentation step: a tab, or the most common increase of space indentation between
+    consecutive non-blank lines (4 when there is none). A most-common step is robust to
+    continuation lines aligned at odd columns, which would ruin a GCD."""
     tabs = spaces = 0
-    widths: list[int] = []
+    steps: Counter[int] = Counter()
+    previous = 0
     for line in lines:
         if not line.strip():
             continue
         ind = _indent_of(line)
         if ind.startswith("\t"):
             tabs += 1
-        elif ind:
+            continue
+        if ind:
             spaces += 1
-            widths.append(len(ind))
+        width = len(ind)
+        if width > previous:
+            steps[width - previous] += 1
+        previous = width
     if tabs > spaces:
         return "\t"
-    step = 0
-    for w in widths:
-        step = math.gcd(step, w)
-    return " " * step if step else "    "
+    if not steps:
+        return "    "
+    best = max(steps.items(), key=lambda kv: (kv[1], -kv[0]))[0]
+    return " " * best
 
 
 def _level(indent: str, unit: str) -> float:
@@ -201,6 +219,42 @@ def _reindent(text: str, shift: Callable[[str], str | None]) -> str | None:
             return None
         out.append(moved)
     return "\n".join(out)
+
+
+Shift = Callable[[str], str | None]
+
+
+def _prefix_shift(pairs: list[tuple[str, str]]) -> Shift | None:
+    """The same whitespace string added to (or removed from) every line's indentation."""
+    if not pairs:
+        return lambda line: line
+    added = {f[: len(f) - len(o)] if f.endswith(o) else None for f, o in pairs}
+    if len(added) == 1 and None not in added:
+        prefix = added.pop() or ""
+        return lambda line: prefix + line
+    removed = {o[: len(o) - len(f)] if o.endswith(f) else None for f, o in pairs}
+    if len(removed) == 1 and None not in removed:
+        cut = removed.pop() or ""
+        return lambda line: line[len(cut) :] if line.startswith(cut) else None
+    return None
+
+
+def _unit_shift(pairs: list[tuple[str, str]], file_unit: str, old_unit: str) -> Shift | None:
+    """A uniform change of depth measured in indent units (tabs vs spaces, 2 vs 4 spaces)."""
+    deltas = {_level(f, file_unit) - _level(o, old_unit) for f, o in pairs}
+    if len(deltas) != 1:
+        return None
+    delta = deltas.pop()
+    if delta != int(delta):
+        return None
+
+    def shift(line: str) -> str | None:
+        level = _level(_indent_of(line), old_unit) + delta
+        if level < 0 or level != int(level):
+            return None
+        return file_unit * int(level) + line.lstrip(" \t")
+
+    return shift
 
 
 def _strip(line: str) -> str:
@@ -228,39 +282,27 @@ def _indent_shift(
         old_unit = file_unit
 
     def accept(first: int) -> str | None:
-        deltas = set()
+        pairs: list[tuple[str, str]] = []
         for i, old_line in enumerate(old_lines):
             file_line = f.lines[first + i]
             if not old_line.strip():
                 if file_line.strip():
-                    return None
+                    raise _NoMatch
                 continue
-            if loose_first and i == 0:
-                continue
-            d = _level(_indent_of(file_line), file_unit) - _level(_indent_of(old_line), old_unit)
-            deltas.add(d)
-        if len(deltas) > 1:
-            return None
-        delta = deltas.pop() if deltas else 0.0
-        if delta != int(delta):
-            return None
-        first_indent = _indent_of(f.lines[first]) if loose_first else None
-
-        def shift(line: str) -> str | None:
-            level = _level(_indent_of(line), old_unit) + delta
-            if level < 0 or level != int(level):
-                return None
-            return file_unit * int(level) + line.lstrip(" \t")
-
+            if not (loose_first and i == 0):
+                pairs.append((_indent_of(file_line), _indent_of(old_line)))
+        shift = _prefix_shift(pairs) or _unit_shift(pairs, file_unit, old_unit)
+        if shift is None:
+            raise _NoMatch
         body = _reindent(new, shift)
         if body is None:
             return None
-        if first_indent is not None and new.strip():
+        if loose_first and new.strip():
             head, sep, rest = body.partition("\n")
-            body = first_indent + head.lstrip(" \t") + sep + rest
+            body = _indent_of(f.lines[first]) + head.lstrip(" \t") + sep + rest
         return body
 
-    found = _window_matches(f, old_lines, key, accept)
+    found = _window_matches(f, old_lines, key, accept, ends_nl=ends_nl)
     return _to_replacements(f, found, len(old_lines), ends_nl)
 
 
@@ -453,12 +495,21 @@ def plan_edit(content: str, old: str, new: str, *, replace_all: bool, path: str)
         raise not_found(content, old, new, path)
     if len(result.replacements) > 1 and not replace_all:
         raise ambiguous(content, result)
+    for r in result.replacements:
+        if r.text is None:
+            line = content.count("\n", 0, r.start) + 1
+            raise EditError(
+                f"old_string matched at line {line} with different indentation, but new_string cannot be "
+                "shifted the same way (some of its lines would need less than no indentation). Send "
+                "old_string and new_string with the file's own indentation (use view)."
+            )
     return EditPlan(result.tier, result.replacements)
 
 
 def apply_plan(content: str, plan: EditPlan) -> str:
     out, cursor = [], 0
     for r in plan.replacements:
+        assert r.text is not None, "plan_edit refuses unplaceable replacements"
         out += [content[cursor : r.start], r.text]
         cursor = r.end
     out.append(content[cursor:])
@@ -496,9 +547,10 @@ def apply_edits(file: TextFile, edits: list[EditRequest], *, path: str) -> EditO
         except EditError as exc:
             exc.edit_index = index
             raise
-        line = _line_of(line_starts(file.text), plan.replacements[0].start)
+        line = file.text.count("\n", 0, plan.replacements[0].start) + 1
         first_changed = line if first_changed is None else min(first_changed, line)
-        file = dataclasses.replace(file, raw=file.splice([(r.start, r.end, r.text) for r in plan.replacements]))
+        spans = [(r.start, r.end, r.text) for r in plan.replacements if r.text is not None]
+        file = dataclasses.replace(file, raw=file.splice(spans))
         tiers.append(plan.tier)
         replaced += len(plan.replacements)
     return EditOutcome(file, tiers, replaced, first_changed or 1)
