@@ -214,7 +214,8 @@ def main() -> None:
     for name, counts in table.items():
         total = sum(counts.values()) - counts["excluded"]
         print(
-            f"{name:28} {total:6} {counts['correct']:8} {counts['refused']:8} {counts['WRONG']:6} {counts['excluded']:9}"
+            f"{name:28} {total:6} {counts['correct']:8} {counts['refused']:8} {counts['WRONG']:6}"
+            f" {counts['excluded']:9}"
         )
         wrong_total += counts["WRONG"]
         if name in FORGIVABLE:

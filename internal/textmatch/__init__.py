@@ -14,7 +14,6 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import difflib
-import math
 import re
 from collections import Counter
 from collections.abc import Callable
