@@ -37,6 +37,7 @@ bench: $(STAMP)
 	$(PY) bench/view_paging.py
 	$(PY) bench/search.py
 	$(PY) bench/edit_fidelity.py
+	$(PY) bench/bash.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

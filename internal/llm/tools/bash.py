@@ -1,0 +1,120 @@
+"""bash: run a shell command in the session's persistent shell state."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from internal.errors import ToolError
+from internal.llm.tools.params import param
+from internal.llm.tools.tools import Tool, ToolContext, ToolResponse
+from internal.shell import policy
+from internal.shell.runner import PROGRESS_INTERVAL_S, run_command
+from internal.truncate import SpillingBuffer, new_spill_path
+
+DEFAULT_TIMEOUT_MS = 60_000
+MAX_TIMEOUT_MS = 600_000
+#: Characters of output the model sees; the rest is in the full-output file.
+MAX_OUTPUT_CHARS = 30_000
+
+DESCRIPTION = f"""Runs a bash command and returns its combined stdout and stderr.
+
+- The working directory and exported environment persist between calls of this session: `cd dir`,
+  `export X=1` and `source .venv/bin/activate` carry over. Shell functions and aliases do not.
+- No terminal: stdin is empty and pagers/editors are disabled, so interactive programs return
+  instead of waiting (use `git commit -m ...`, never an editor).
+- `timeout` is in milliseconds (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS}). On timeout or abort the command
+  and every process it started are stopped. Background jobs (`&`) are stopped when the command
+  returns; to keep a server running, start it with `setsid nohup CMD > log 2>&1 &`.
+- Output over {MAX_OUTPUT_CHARS} characters shows its beginning and end with `... [N lines truncated] ...`;
+  the full output is saved to a file whose path is given, which you can read with view.
+- Not allowed: network fetchers (curl, wget, ssh, ...; use the fetch tool), sudo/su, system package
+  managers and global installs (npm -g, pip --user, cargo install). Install into the project instead.
+- Do not use bash for file operations that have a dedicated tool: read files with view (not cat,
+  head, tail), create files with write (not echo or heredocs), edit with edit (not sed or awk),
+  find files with glob (not find or ls -R) and search with grep.
+- When issuing multiple independent commands, make multiple bash tool calls in a single message
+  rather than chaining them with `&&`; chain only commands that depend on each other.
+- Quote paths that contain spaces: cd "path with spaces".
+"""
+
+
+@dataclass(frozen=True)
+class BashParams:
+    command: str = param("The command to run", minLength=1)
+    timeout: int = param("Timeout in milliseconds", DEFAULT_TIMEOUT_MS, minimum=1, maximum=MAX_TIMEOUT_MS)
+    description: str | None = param("A few words saying what the command does (for the user)", None)
+
+
+class BashTool(Tool):
+    name = "bash"
+    description = DESCRIPTION
+    Params = BashParams
+
+    async def run(self, params: BashParams, ctx: ToolContext) -> ToolResponse:
+        reason = policy.banned_reason(params.command)
+        if reason:
+            raise ToolError(
+                f"Command refused: {reason}. Network access, privilege escalation, system package "
+                "managers and global installs are not available to this tool."
+            )
+        if not policy.is_safe(params.command):
+            await ctx.require_permission(
+                self.name, "execute", params.command, params.description or params.command, {"command": params.command}
+            )
+        session_dir = ctx.config.state_dir / "sessions" / ctx.session_id
+        output = SpillingBuffer(MAX_OUTPUT_CHARS, lambda: new_spill_path(ctx.config.state_dir, ctx.session_id, "bash"))
+        result = await run_command(
+            params.command,
+            state=ctx.shell,
+            workspace=ctx.workspace,
+            state_dir=session_dir / "shell",
+            timeout_s=params.timeout / 1000,
+            cancel=ctx.cancel,
+            output=output,
+            on_output=_throttled_progress(ctx),
+        )
+        bounded = output.render()
+        text = result.note + (bounded.text.rstrip("\n") if bounded.text.strip() else "no output")
+        if output.spilled:
+            text += (
+                f"\n\n(Output was {output.total_bytes} bytes, {output.newlines} lines; the full output is in "
+                f"{output.path} — read it with view and an offset.)"
+            )
+        if result.timed_out:
+            text += f"\n\nCommand timed out after {params.timeout} ms"
+        elif result.aborted:
+            text += "\n\nCommand was aborted"
+        elif result.exit_code:
+            text += f"\n\nExit code {result.exit_code}"
+        metadata: dict[str, Any] = {
+            "exit_code": result.exit_code,
+            "duration_ms": round(result.duration_s * 1000, 3),
+            "cwd": result.cwd,
+            "truncated": bounded.truncated,
+            "full_output_path": str(output.path) if output.path else None,
+            "timed_out": result.timed_out,
+            "aborted": result.aborted,
+        }
+        failed = result.timed_out or result.aborted
+        return ToolResponse(text, is_error=failed, metadata=metadata)
+
+
+def _throttled_progress(ctx: ToolContext) -> Any:
+    last = 0.0
+    pending = bytearray()
+
+    def on_output(chunk: bytes) -> None:
+        nonlocal last
+        pending.extend(chunk[-4096:])
+        now = time.monotonic()
+        if now - last >= PROGRESS_INTERVAL_S:
+            last = now
+            ctx.progress("output", {"tool": "bash", "text": pending[-4096:].decode("utf-8", "replace")})
+            pending.clear()
+
+    return on_output
+
+
+TOOL = BashTool()

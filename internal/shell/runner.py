@@ -1,0 +1,244 @@
+"""Running one command line for a session: fresh bash, restored state, nothing left behind.
+
+Each command runs in a new ``bash`` (no profile, no rc) in its own process group, started in the
+session's last directory with its last exported environment. An EXIT trap saves the directory
+and environment back, so ``cd`` and ``export`` (and ``source .venv/bin/activate``) stick across
+calls — also across CLI invocations, since :class:`ShellState` is saved with the session. A
+fresh process per command gives exact exit codes and a process group that can be killed whole.
+
+stdin is ``/dev/null`` and the environment disables pagers, editors and prompts, so commands
+that would wait for a terminal (``git commit`` without ``-m``, ``less``, ``read``) return instead
+of hanging. When the shell exits, output still arriving is drained briefly; then anything left in
+the group (background jobs holding the pipe, daemons) is terminated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from internal.cancel import CancelToken
+from internal.shell.state import ShellState
+from internal.truncate import SpillingBuffer
+
+#: After SIGTERM, how long the group gets before SIGKILL.
+KILL_GRACE_S = 2.0
+#: After the shell exits, how long output from leftover children is still read.
+DRAIN_AFTER_EXIT_S = 0.2
+#: Progress callbacks are at least this far apart.
+PROGRESS_INTERVAL_S = 0.1
+READ_CHUNK = 64 * 1024
+
+#: Set for every command: nothing may wait for a human.
+NON_INTERACTIVE_ENV = {
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "MANPAGER": "cat",
+    "SYSTEMD_PAGER": "",
+    "GIT_EDITOR": "true",
+    "EDITOR": "true",
+    "VISUAL": "true",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_ASKPASS": "",
+    "SSH_ASKPASS": "",
+    "DEBIAN_FRONTEND": "noninteractive",
+    "TERM": "dumb",
+    "NO_COLOR": "1",
+}
+#: Not carried from one command to the next: bash sets them itself.
+VOLATILE_ENV = frozenset({"PWD", "SHLVL", "_"})
+
+# $1: where to save state, $2: the command. The trap keeps the command's exit status.
+_SCRIPT = r"""
+__ts_state=$1
+__ts_command=$2
+set --
+__ts_save() {
+  { builtin pwd -P > "$__ts_state.cwd"; env -0 > "$__ts_state.env"; } 2>/dev/null
+}
+trap __ts_save EXIT
+eval "$__ts_command"
+"""
+
+
+@dataclass
+class ShellResult:
+    output: SpillingBuffer
+    exit_code: int | None
+    timed_out: bool
+    aborted: bool
+    duration_s: float
+    cwd: str
+    note: str = ""
+
+
+def _start_dir(state: ShellState, workspace: Path) -> tuple[str, str]:
+    if state.cwd and os.path.isdir(state.cwd):
+        return state.cwd, ""
+    if state.cwd:
+        return str(workspace), f"(The previous directory {state.cwd} no longer exists; starting in {workspace}.)\n"
+    return str(workspace), ""
+
+
+def _environment(state: ShellState) -> dict[str, str]:
+    env = dict(state.env) if state.env is not None else dict(os.environ)
+    env.update(NON_INTERACTIVE_ENV)
+    return env
+
+
+def _load_state(state: ShellState, base: Path) -> None:
+    cwd_file, env_file = base.with_suffix(".cwd"), base.with_suffix(".env")
+    try:
+        cwd = cwd_file.read_text(encoding="utf-8", errors="surrogateescape").strip()
+        if cwd:
+            state.cwd = cwd
+        raw = env_file.read_bytes()
+        env = {}
+        for item in raw.split(b"\0"):
+            key, sep, value = item.decode("utf-8", "surrogateescape").partition("=")
+            if sep and key and key not in VOLATILE_ENV and key not in NON_INTERACTIVE_ENV:
+                env[key] = value
+        if env:
+            state.env = env
+    except OSError:
+        pass  # the command exec'd or was killed before the trap ran: keep the previous state
+    finally:
+        cwd_file.unlink(missing_ok=True)
+        env_file.unlink(missing_ok=True)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Does the group have a running (non-zombie) member?
+
+    Zombies count as members for ``killpg(pgid, 0)``, and an init that reaps slowly would make
+    every kill wait out the whole grace period; /proc tells them apart where it exists.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
+
+
+async def _terminate_group(pgid: int) -> None:
+    """SIGTERM the group, SIGKILL whatever is left after the grace period."""
+    if not _group_alive(pgid):
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + KILL_GRACE_S
+    while time.monotonic() < deadline:
+        if not _group_alive(pgid):
+            return
+        await asyncio.sleep(0.02)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+async def run_command(
+    command: str,
+    *,
+    state: ShellState,
+    workspace: Path,
+    state_dir: Path,
+    timeout_s: float,
+    cancel: CancelToken,
+    output: SpillingBuffer,
+    on_output: Callable[[bytes], None] | None = None,
+) -> ShellResult:
+    """Run ``command``; update ``state`` with the directory and environment it leaves."""
+    cwd, note = _start_dir(state, workspace)
+    state_dir.mkdir(parents=True, exist_ok=True)
+    base = state_dir / f"shell-{uuid.uuid4().hex}"
+    started = time.monotonic()
+    # Our own pipe, not asyncio's PIPE: asyncio's Process.wait() also waits for its pipes to
+    # close, which a background child holding stdout would delay indefinitely.
+    read_fd, write_fd = os.pipe()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            "bash", "--noprofile", "--norc", "-c", _SCRIPT, "bash", str(base), command,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=write_fd,
+            stderr=write_fd,
+            cwd=cwd,
+            env=_environment(state),
+            start_new_session=True,
+        )  # fmt: skip
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)
+    pgid = proc.pid
+    stream, transport = await _open_reader(read_fd)
+    reader = asyncio.ensure_future(_read(stream, output, on_output))
+    waiter = asyncio.ensure_future(proc.wait())
+    stopper = asyncio.ensure_future(cancel.wait())
+    timed_out = aborted = False
+    try:
+        done, _ = await asyncio.wait({waiter, stopper}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        if waiter not in done:
+            timed_out = stopper not in done
+            aborted = not timed_out
+            await _terminate_group(pgid)
+        await waiter
+        # The shell is gone; children may still hold the pipe. Read what they already wrote.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(reader), DRAIN_AFTER_EXIT_S)
+        await _terminate_group(pgid)
+        # A child that left our group (setsid) may still hold the pipe: stop reading anyway.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(reader, KILL_GRACE_S + 1)
+    except BaseException:
+        # Task cancelled (asyncio) or anything unexpected: leave no process behind.
+        await asyncio.shield(_terminate_group(pgid))
+        reader.cancel()
+        raise
+    finally:
+        stopper.cancel()
+        transport.close()
+        output.close()
+        _load_state(state, base)
+    exit_code = proc.returncode
+    if exit_code is not None and exit_code < 0:
+        exit_code = 128 - exit_code
+    return ShellResult(output, exit_code, timed_out, aborted, time.monotonic() - started, state.cwd or cwd, note)
+
+
+async def _open_reader(fd: int) -> tuple[asyncio.StreamReader, asyncio.BaseTransport]:
+    loop = asyncio.get_running_loop()
+    stream = asyncio.StreamReader(limit=READ_CHUNK)
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(fd, "rb", buffering=0)
+    )
+    return stream, transport
+
+
+async def _read(
+    stream: asyncio.StreamReader, output: SpillingBuffer, on_output: Callable[[bytes], None] | None
+) -> None:
+    while chunk := await stream.read(READ_CHUNK):
+        output.write(chunk)
+        if on_output is not None:
+            on_output(chunk)

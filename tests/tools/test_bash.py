@@ -1,0 +1,208 @@
+"""bash with real processes: state, exit codes, timeouts, cancellation, bounds and policy."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from internal.cancel import CancelToken
+from internal.permission import Decision, PermissionRequest
+from internal.session import Session
+from tests.conftest import Runner, make_session
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+def test_cwd_and_env_persist(workspace: Path, run: Runner) -> None:
+    (workspace / "sub dir").mkdir()
+    assert not run("bash", {"command": 'cd "sub dir" && export GREETING=hello'}).is_error
+    r = run("bash", {"command": "pwd; echo $GREETING"})
+    assert r.content.splitlines() == [str(workspace / "sub dir"), "hello"]
+    assert r.metadata["cwd"] == str(workspace / "sub dir")
+
+
+def test_venv_activation_persists(workspace: Path, run: Runner) -> None:
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(workspace / "venv")], check=True, timeout=120)
+    run("bash", {"command": "source venv/bin/activate"})
+    r = run("bash", {"command": "echo $VIRTUAL_ENV; command -v python"})
+    assert r.content.splitlines() == [str(workspace / "venv"), str(workspace / "venv/bin/python")]
+
+
+def test_state_persists_across_cli_invocations(workspace: Path) -> None:
+    def cli(command: str) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-m", "cmd.tools", "--cwd", str(workspace), "--session", "sh", "bash",
+             json.dumps({"command": command})],
+            cwd=ROOT, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        return proc.stdout.strip()
+
+    (workspace / "d").mkdir()
+    cli("cd d; export MARK=42")
+    assert cli("echo $PWD:$MARK") == f"{workspace}/d:42"
+
+
+def test_exit_codes_and_messages(run: Runner) -> None:
+    r = run("bash", {"command": "echo out; echo err >&2; exit 7"})
+    assert r.metadata["exit_code"] == 7
+    assert r.content == "out\nerr\n\nExit code 7"
+    assert not r.is_error  # a failing command is a result, not a tool error
+    r = run("bash", {"command": "true"})
+    assert r.content == "no output" and r.metadata["exit_code"] == 0
+    r = run("bash", {"command": "if then"})
+    assert r.metadata["exit_code"] == 2 and "syntax error" in r.content
+
+
+def test_timeout_kills_the_whole_group(run: Runner) -> None:
+    started = time.monotonic()
+    r = run("bash", {"command": "sleep 1000 & echo $! ; wait", "timeout": 500})
+    assert time.monotonic() - started < 5
+    assert r.is_error and r.metadata["timed_out"] and "Command timed out after 500 ms" in r.content
+    child = int(r.content.splitlines()[0])
+    assert not pid_alive(child)
+
+
+def test_background_child_holding_stdout_does_not_block(run: Runner) -> None:
+    started = time.monotonic()
+    r = run("bash", {"command": "(sleep 30; echo late) & echo now"})
+    assert time.monotonic() - started < 5
+    assert r.content == "now" and r.metadata["exit_code"] == 0
+
+
+def test_cancel_token_and_task_cancel_stop_the_command(workspace: Path) -> None:
+    session: Session = make_session(workspace)
+    marker = workspace / "pid"
+
+    async def with_token() -> Any:
+        token = CancelToken()
+        call = asyncio.ensure_future(
+            session.run("bash", {"command": f"sleep 1000 & echo $! > {marker}; wait"}, cancel=token)
+        )
+        while not marker.exists() or not marker.read_text().strip():
+            await asyncio.sleep(0.01)
+        token.cancel()
+        return await asyncio.wait_for(call, 10)
+
+    r = asyncio.run(with_token())
+    assert r.is_error and "Command was aborted" in r.content
+    assert not pid_alive(int(marker.read_text()))
+    marker.unlink()
+
+    async def with_task_cancel() -> None:
+        call = asyncio.ensure_future(session.run("bash", {"command": f"sleep 1000 & echo $! > {marker}; wait"}))
+        while not marker.exists() or not marker.read_text().strip():
+            await asyncio.sleep(0.01)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(call, 10)
+
+    asyncio.run(with_task_cancel())
+    assert not pid_alive(int(marker.read_text()))
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git commit", "read x; echo got=$x", "vi -c ':q!' newfile || true", "less /etc/hostname", "cat"],
+)
+def test_interactive_commands_return(workspace: Path, run: Runner, command: str) -> None:
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True, timeout=30)
+    started = time.monotonic()
+    r = run("bash", {"command": command, "timeout": 20_000})
+    assert not r.metadata["timed_out"], r.content
+    assert time.monotonic() - started < 15
+
+
+def test_huge_output_bounded_memory_and_complete_file(workspace: Path) -> None:
+    size = 300_000_000
+    script = (
+        "import asyncio, resource, json\n"
+        "from internal.session import Session\n"
+        "from internal.config import Config\n"
+        f"s = Session({str(workspace)!r}, config=Config(lsp_enabled=False))\n"
+        f"r = asyncio.run(s.run('bash', {{'command': 'yes | head -c {size}'}}))\n"
+        "print(json.dumps({'rss_kb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, 'meta': r.metadata,"
+        " 'content_len': len(r.content), 'marker': 'lines truncated] ...' in r.content}))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    report = json.loads(proc.stdout)
+    assert report["rss_kb"] < 150_000, report["rss_kb"]  # far below the 300 MB streamed through
+    path = Path(report["meta"]["full_output_path"])
+    assert path.stat().st_size == size
+    assert report["meta"]["truncated"] is True
+    assert report["content_len"] < 32_000
+    assert report["marker"] is True
+
+
+def test_truncation_never_splits_utf8(run: Runner) -> None:
+    r = run("bash", {"command": "python3 -c \"print('é中' * 50000)\"; python3 -c \"print('x' * 10)\""})
+    assert r.metadata["truncated"]
+    assert "\ufffd" not in r.content
+    assert Path(r.metadata["full_output_path"]).read_text(encoding="utf-8").startswith("é中é中")
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["echo ok && curl x", "echo $(wget -q http://x)", "/usr/bin/curl x", "ls | xargs curl", "bash -c 'ssh h'",
+     "sudo ls", "npm install -g left-pad", "echo `nc -l 1`", "env X=1 wget y", "find . -exec curl {} \\;"],
+)  # fmt: skip
+def test_banned_commands_refused(run: Runner, command: str) -> None:
+    r = run("bash", {"command": command})
+    assert r.is_error and r.content.startswith("Command refused")
+
+
+def test_safe_lines_skip_the_ask_and_bypasses_do_not(workspace: Path) -> None:
+    asked: list[str] = []
+
+    async def deny(request: PermissionRequest) -> Decision:
+        asked.append(request.target)
+        return Decision.DENY
+
+    session = make_session(workspace, asker=deny)
+    for safe in ["ls -la", "git status", "cat README 2>/dev/null | head -5", "pwd && echo hi"]:
+        r = asyncio.run(session.run("bash", {"command": safe}))
+        assert not r.content.startswith("Permission denied"), safe
+    bypasses = ["ls; touch pwned", "git status && git push", "ls > out.txt", "echo $(touch pwned)",
+                "cat x | sh", "find . -delete", "git log; rm -rf .", "echo hi | tee file"]  # fmt: skip
+    for attempt in bypasses:
+        r = asyncio.run(session.run("bash", {"command": attempt}))
+        assert r.is_error and r.content.startswith("Permission denied"), attempt
+    assert asked == bypasses
+    assert not (workspace / "pwned").exists() and not (workspace / "out.txt").exists()
+
+
+def test_progress_is_streamed_and_throttled(workspace: Path) -> None:
+    events: list[float] = []
+
+    def progress(message: str, data: dict[str, Any]) -> None:
+        events.append(time.monotonic())
+
+    session = make_session(workspace, progress=progress)
+    asyncio.run(session.run("bash", {"command": "for i in $(seq 1 8); do echo $i; sleep 0.1; done"}))
+    assert len(events) >= 3
+    gaps = [b - a for a, b in itertools.pairwise(events)]
+    assert min(gaps) >= 0.099
+
+
+def test_dead_directory_restarts_in_workspace(workspace: Path, run: Runner) -> None:
+    (workspace / "gone").mkdir()
+    run("bash", {"command": "cd gone"})
+    os.rmdir(workspace / "gone")
+    r = run("bash", {"command": "pwd"})
+    assert "no longer exists" in r.content and r.content.endswith(str(workspace))
