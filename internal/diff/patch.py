@@ -1,0 +1,336 @@
+"""The Codex patch format: parsing and applying to text, with honest fuzz.
+
+    *** Begin Patch
+    *** Add File: path        then "+" lines
+    *** Delete File: path
+    *** Update File: path
+    *** Move to: new/path     (optional, right after Update)
+    @@ optional context line  (positions the chunk after that whole line)
+     context / -removed / +added lines ("" is an empty context line)
+    *** End of File           (optional: the chunk sits at the end of the file)
+    *** End Patch
+
+Marker lines may carry surrounding whitespace; a heredoc wrapper (``<<'EOF'`` … ``EOF``) is
+ignored. Context is found from a moving cursor in passes of growing tolerance, each adding to
+the chunk's fuzz: exact 0, trailing whitespace 1, all surrounding whitespace 2, typographic
+punctuation folded 3. A chunk found only before the cursor, or an End-of-File chunk that does
+not sit at the end, adds :data:`FUZZ_MISPLACED`. Chunks above :data:`FUZZ_THRESHOLD` are refused.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from internal.errors import ToolError
+from internal.textmatch import fold_punctuation
+
+#: A chunk whose fuzz is above this is rejected.
+FUZZ_THRESHOLD = 3
+#: Added to a chunk found out of order, or an End-of-File chunk not at the end.
+FUZZ_MISPLACED = 10
+#: Fuzz of each matching pass.
+PASS_FUZZ = {"exact": 0, "trailing_whitespace": 1, "whitespace": 2, "punctuation": 3}
+
+BEGIN, END = "*** Begin Patch", "*** End Patch"
+ADD, DELETE, UPDATE, MOVE = "*** Add File: ", "*** Delete File: ", "*** Update File: ", "*** Move to: "
+EOF_MARKER = "*** End of File"
+_HEREDOC_OPEN = re.compile(r"^\s*(?:\S+\s+)?<<-?\s*['\"]?(\w+)['\"]?\s*$")
+
+
+class PatchError(ToolError):
+    pass
+
+
+@dataclass
+class Chunk:
+    header: str | None
+    #: (kind, text): kind is " ", "-" or "+".
+    lines: list[tuple[str, str]] = field(default_factory=list)
+    end_of_file: bool = False
+    patch_line: int = 0
+
+    @property
+    def old_lines(self) -> list[str]:
+        return [text for kind, text in self.lines if kind != "+"]
+
+    @property
+    def new_lines(self) -> list[str]:
+        return [text for kind, text in self.lines if kind != "-"]
+
+
+@dataclass
+class FileOp:
+    kind: Literal["add", "delete", "update"]
+    path: str
+    patch_line: int
+    move_to: str | None = None
+    add_lines: list[str] = field(default_factory=list)
+    chunks: list[Chunk] = field(default_factory=list)
+
+
+def _strip_wrapper(lines: list[str]) -> list[str]:
+    """Drop a heredoc wrapper (``apply_patch <<'EOF'`` … ``EOF``) around the patch."""
+    if lines and (m := _HEREDOC_OPEN.match(lines[0])):
+        tag = m.group(1)
+        if lines[-1].strip() == tag:
+            return lines[1:-1]
+    return lines
+
+
+def parse_patch(text: str) -> list[FileOp]:
+    """Parse patch text; errors name the 1-based line and what was expected."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    lines = _strip_wrapper(lines)
+    offset = 0
+    while offset < len(lines) and not lines[offset].strip():
+        offset += 1
+    if offset >= len(lines) or lines[offset].strip() != BEGIN:
+        raise PatchError(f"line {offset + 1}: expected '{BEGIN}' as the first line of the patch.")
+    if lines[-1].strip() != END:
+        raise PatchError(f"line {len(lines)}: expected '{END}' as the last line of the patch.")
+    ops: list[FileOp] = []
+    i = offset + 1
+    end = len(lines) - 1
+    while i < end:
+        marker = lines[i].strip()
+        number = i + 1
+        if marker.startswith(ADD):
+            op = FileOp("add", _path(marker, ADD, number), number)
+            i += 1
+            while i < end and not _is_file_marker(lines[i]):
+                if not lines[i].startswith("+"):
+                    raise PatchError(f"line {i + 1}: in Add File, every line must start with '+' (got {lines[i]!r}).")
+                op.add_lines.append(lines[i][1:])
+                i += 1
+        elif marker.startswith(DELETE):
+            op = FileOp("delete", _path(marker, DELETE, number), number)
+            i += 1
+        elif marker.startswith(UPDATE):
+            op = FileOp("update", _path(marker, UPDATE, number), number)
+            i += 1
+            if i < end and lines[i].strip().startswith(MOVE):
+                op.move_to = _path(lines[i].strip(), MOVE, i + 1)
+                i += 1
+            i = _parse_chunks(lines, i, end, op)
+            if not op.chunks and op.move_to is None:
+                raise PatchError(f"line {number}: Update File {op.path} has no '@@' chunks.")
+        elif not marker:
+            i += 1
+            continue
+        else:
+            raise PatchError(
+                f"line {number}: expected '*** Add File: ', '*** Delete File: ', '*** Update File: ' or "
+                f"'{END}', got {lines[i]!r}."
+            )
+        ops.append(op)
+    if not ops:
+        raise PatchError("The patch contains no file operations.")
+    return ops
+
+
+def _path(marker: str, prefix: str, number: int) -> str:
+    path = marker[len(prefix) :].strip()
+    if not path:
+        raise PatchError(f"line {number}: '{prefix.strip()}' needs a path.")
+    return path
+
+
+def _is_file_marker(line: str) -> bool:
+    stripped = line.strip()
+    return stripped.startswith(("*** Add File:", "*** Delete File:", "*** Update File:")) or stripped == END
+
+
+def _parse_chunks(lines: list[str], i: int, end: int, op: FileOp) -> int:
+    chunk: Chunk | None = None
+    while i < end and not _is_file_marker(lines[i]):
+        line = lines[i]
+        stripped = line.strip()
+        if stripped.startswith("@@"):
+            header = stripped[2:].strip()
+            if header.endswith("@@") and header.startswith("-"):
+                header = ""  # a unified-diff hunk header "@@ -1,2 +1,2 @@" positions nothing here
+            chunk = Chunk(header or None, patch_line=i + 1)
+            op.chunks.append(chunk)
+        elif stripped == EOF_MARKER:
+            if chunk is None:
+                raise PatchError(f"line {i + 1}: '{EOF_MARKER}' must end a chunk.")
+            chunk.end_of_file = True
+        elif line[:1] in (" ", "-", "+") or line == "":
+            if chunk is None:
+                if not op.chunks:  # context before the first @@: an implicit chunk
+                    chunk = Chunk(None, patch_line=i + 1)
+                    op.chunks.append(chunk)
+                else:
+                    raise PatchError(f"line {i + 1}: expected '@@' to start a chunk.")
+            chunk.lines.append((line[:1] or " ", line[1:]))
+        else:
+            raise PatchError(
+                f"line {i + 1}: in Update File {op.path}, expected a line starting with ' ', '-', '+' "
+                f"or '@@', got {line!r}."
+            )
+        i += 1
+    for c in op.chunks:
+        if not c.lines:
+            raise PatchError(f"line {c.patch_line}: the chunk has no lines.")
+    return i
+
+
+# --- applying ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AppliedChunk:
+    fuzz: int
+    pass_name: str
+    line: int
+
+
+_PASSES: list[tuple[str, Callable[[str], str]]] = [
+    ("exact", lambda s: s),
+    ("trailing_whitespace", lambda s: s.rstrip()),
+    ("whitespace", lambda s: s.strip()),
+    ("punctuation", lambda s: fold_punctuation(s).strip()),
+]
+
+
+def _find(lines: list[str], pattern: list[str], start: int, eof: bool) -> tuple[int, str, int] | None:
+    """(index, pass name, extra fuzz) of ``pattern`` in ``lines``: at the end for EOF chunks,
+    else the first occurrence from ``start``; out-of-place finds cost FUZZ_MISPLACED."""
+    n = len(pattern)
+    for name, norm in _PASSES:
+        want = [norm(p) for p in pattern]
+        have = [norm(line) for line in lines]
+        if eof:
+            at = len(lines) - n
+            if at >= start and have[at:] == want:
+                return at, name, 0
+            continue
+        for at in range(start, len(lines) - n + 1):
+            if have[at : at + n] == want:
+                return at, name, 0
+    for name, norm in _PASSES:  # not where it should be: look before the cursor / anywhere
+        want = [norm(p) for p in pattern]
+        have = [norm(line) for line in lines]
+        for at in range(0, len(lines) - n + 1):
+            if have[at : at + n] == want:
+                return at, name, FUZZ_MISPLACED
+    return None
+
+
+def _find_header(lines: list[str], header: str, start: int) -> int | None:
+    for _, norm in _PASSES:
+        want = norm(header)
+        for at in range(start, len(lines)):
+            if norm(lines[at]) == want:
+                return at
+    return None
+
+
+def apply_chunks(text: str, chunks: list[Chunk], path: str) -> tuple[list[tuple[int, int, str]], list[AppliedChunk]]:
+    """Replacements ``(start, end, new_text)`` in ``text`` offsets, and each chunk's fuzz.
+
+    ``text`` is LF-normalised. Raises :class:`PatchError` naming the chunk when context is
+    missing or the fuzz is above the threshold.
+    """
+    ends_nl = text.endswith("\n") or not text
+    lines = (text[:-1] if text.endswith("\n") else text).split("\n") if text else []
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    cursor = 0
+    replacements: list[tuple[int, int, str]] = []
+    applied: list[AppliedChunk] = []
+    for number, chunk in enumerate(chunks, start=1):
+        if chunk.header is not None:
+            at = _find_header(lines, chunk.header, cursor)
+            if at is None:
+                raise PatchError(
+                    f"{path}: chunk {number} (patch line {chunk.patch_line}): the '@@ {chunk.header}' line "
+                    "was not found in the file."
+                )
+            cursor = at + 1
+        old = chunk.old_lines
+        if not old:
+            index = len(lines) if chunk.end_of_file or chunk.header is None else cursor
+            found: tuple[int, str, int] | None = (index, "exact", 0)
+        else:
+            found = _find(lines, old, cursor, chunk.end_of_file)
+        if found is None:
+            raise PatchError(_context_error(path, number, chunk, lines, cursor))
+        index, pass_name, extra = found
+        fuzz = PASS_FUZZ[pass_name] + extra
+        if fuzz > FUZZ_THRESHOLD:
+            raise PatchError(
+                f"{path}: chunk {number} (patch line {chunk.patch_line}) matched only with fuzz {fuzz} "
+                f"(threshold {FUZZ_THRESHOLD}): its context was found at line {index + 1}, "
+                f"{'not at the end of the file' if chunk.end_of_file else 'before an earlier chunk'}.\n"
+                f"{_render(chunk)}"
+            )
+        if index < cursor and extra == 0:
+            raise PatchError(f"{path}: chunk {number} overlaps an earlier chunk.")
+        replacements.append(_replacement(lines, starts, index, chunk, ends_nl, len(text)))
+        applied.append(AppliedChunk(fuzz, pass_name, index + 1))
+        cursor = index + len(old)
+    replacements.sort()
+    for (_, end_a, _), (start_b, _, _) in itertools.pairwise(replacements):
+        if start_b < end_a:
+            raise PatchError(f"{path}: two chunks change the same lines.")
+    return replacements, applied
+
+
+def _replacement(
+    lines: list[str], starts: list[int], index: int, chunk: Chunk, ends_nl: bool, size: int
+) -> tuple[int, int, str]:
+    """The file's lines ``index..`` matched by the chunk's old lines, rewritten."""
+    out: list[str] = []
+    at = index
+    for kind, text in chunk.lines:
+        if kind == " ":
+            out.append(lines[at])  # keep the file's own version of a context line
+            at += 1
+        elif kind == "-":
+            at += 1
+        else:
+            out.append(text)
+    start, end = starts[index], starts[at]
+    body = "".join(line + "\n" for line in out)
+    at_end = at == len(lines)
+    if at_end and not ends_nl:
+        end = size
+        if index == len(lines) and size:  # appending to a file without a final newline
+            return size, size, ("\n" + body[:-1]) if body else ""
+        if not out and index > 0:  # the file's last lines deleted: so is the newline before them
+            start -= 1
+        body = body[:-1]
+    return min(start, size), min(end, size), body
+
+
+def _render(chunk: Chunk) -> str:
+    head = f"@@ {chunk.header}" if chunk.header else "@@"
+    return "\n".join([head, *(kind + text for kind, text in chunk.lines)])
+
+
+def _context_error(path: str, number: int, chunk: Chunk, lines: list[str], cursor: int) -> str:
+    import difflib
+
+    old = chunk.old_lines
+    best, best_at = 0.0, -1
+    probe = "\n".join(old)
+    for at in range(0, max(len(lines) - len(old) + 1, 1)):
+        ratio = difflib.SequenceMatcher(None, "\n".join(lines[at : at + len(old)]), probe).quick_ratio()
+        if ratio > best:
+            best, best_at = ratio, at
+    message = (
+        f"{path}: chunk {number} (patch line {chunk.patch_line}): its context and removed lines were not "
+        f"found in the file (searched from line {cursor + 1}).\n{_render(chunk)}"
+    )
+    if best_at >= 0 and best >= 0.5:
+        region = "\n".join(f"{best_at + i + 1:6d}|{line}" for i, line in enumerate(lines[best_at : best_at + len(old)]))
+        message += f"\n\nClosest region in the file:\n{region}"
+    return message

@@ -1,0 +1,7 @@
+import os
+
+def f():
+    pass
+
+x = 1
+x = 1
