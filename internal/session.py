@@ -82,6 +82,12 @@ class Session:
     def tools() -> list[ToolInfo]:
         return [tool.info() for tool in all_tools()]
 
+    def available_skills_xml(self) -> str:
+        """The ``<available_skills>`` block for the system prompt (see internal/skills.py)."""
+        from internal.skills import available_skills_xml
+
+        return available_skills_xml(self.ctx.workspace, list(self.ctx.config.skill_paths))
+
     async def close(self) -> None:
         if self.ctx.lsp is not None:
             await self.ctx.lsp.close()

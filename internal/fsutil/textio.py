@@ -168,20 +168,53 @@ def decode_bytes(data: bytes, *, path: str = "file") -> TextFile:
     return TextFile(raw=raw, encoding=encoding, bom=bom, eol=detect_eol(raw))
 
 
-def _guess_encoding(body: bytes, path: str) -> str:
+#: Languages written in Latin script: for these, charset-normalizer's choice among single-byte
+#: code pages is arbitrary on short texts, and windows-1252 is the web's legacy default (WHATWG).
+_LATIN_SCRIPT_LANGUAGES = frozenset(
+    {
+        "English", "French", "German", "Spanish", "Portuguese", "Italian", "Dutch", "Swedish", "Danish",
+        "Norwegian", "Finnish", "Hungarian", "Polish", "Czech", "Slovak", "Slovene", "Croatian",
+        "Romanian", "Turkish", "Estonian", "Latvian", "Lithuanian", "Catalan", "Indonesian",
+        "Vietnamese", "Malay", "Icelandic", "Irish", "Welsh", "Basque", "Galician", "Esperanto",
+    }
+)  # fmt: skip
+
+
+def _single_byte(encoding: str) -> bool:
+    return len(b"\xc3\xa9".decode(encoding, "replace")) == 2
+
+
+def guess_encoding(data: bytes) -> str | None:
+    """UTF-8 if valid, else charset-normalizer's guess (windows-1252 for Latin-script text that
+    decodes in it), else None."""
     try:
-        body.decode("utf-8")
+        data.decode("utf-8")
         return "utf-8"
     except UnicodeDecodeError:
         pass
-    from charset_normalizer import from_bytes  # lazy: only legacy-encoded files need it
+    from charset_normalizer import from_bytes  # lazy: only legacy-encoded data needs it
 
-    best = from_bytes(body).best()
+    best = from_bytes(data).best()
     if best is None:
+        return None
+    encoding = codecs.lookup(best.encoding).name
+    latin = not best.languages or any(lang in _LATIN_SCRIPT_LANGUAGES for lang in best.languages)
+    if _single_byte(encoding) and latin:
+        try:
+            data.decode("cp1252")
+            return "cp1252"
+        except UnicodeDecodeError:
+            pass
+    return encoding
+
+
+def _guess_encoding(body: bytes, path: str) -> str:
+    encoding = guess_encoding(body)
+    if encoding is None:
         raise UndecodableFileError(
             f"Cannot determine the text encoding of {path}. It may be binary; it was not changed."
         )
-    return codecs.lookup(best.encoding).name
+    return encoding
 
 
 def read_text_file(path: Path) -> TextFile:

@@ -1,0 +1,71 @@
+"""skill: load a skill's instructions (SKILL.md) and show what else its directory holds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from internal.errors import ToolError
+from internal.llm.tools.params import param
+from internal.llm.tools.tools import Tool, ToolContext, ToolResponse
+from internal.ripgrep.runner import FileQuery, display, find_rg, list_files
+from internal.skills import SKILL_FILE, discover
+
+#: Other files of the skill listed with its instructions (seed 2.17).
+MAX_SAMPLE_FILES = 20
+
+DESCRIPTION = """Loads a skill: a directory of instructions (SKILL.md) and supporting files for a specific task.
+
+- `name`: the skill's name as listed in <available_skills> (lowercase letters, digits and hyphens).
+- Returns the skill's instructions (without its frontmatter), where it lives, and a sample of the
+  other files in its directory (scripts, templates, references) that the instructions may mention;
+  read those with view, relative to the base directory given.
+- Load a skill when the task matches its description, before starting the work.
+"""
+
+
+@dataclass(frozen=True)
+class SkillParams:
+    name: str = param("The name of the skill to load", minLength=1)
+
+
+class SkillTool(Tool):
+    name = "skill"
+    description = DESCRIPTION
+    Params = SkillParams
+    read_only = True
+
+    async def run(self, params: SkillParams, ctx: ToolContext) -> ToolResponse:
+        found = discover(ctx.workspace, list(ctx.config.skill_paths))
+        skill = found.skills.get(params.name)
+        if skill is None:
+            names = ", ".join(sorted(found.skills)) or "(none)"
+            message = f"Unknown skill '{params.name}'. Available skills: {names}."
+            if found.invalid:
+                message += "\nSkipped invalid skills:\n" + "\n".join(f"  {p}: {why}" for p, why in found.invalid)
+            raise ToolError(message)
+        result = await list_files(
+            FileQuery(skill.base_dir), rg=find_rg(ctx.config.rg_path), limit=MAX_SAMPLE_FILES + 2, cancel=ctx.cancel
+        )
+        prefix = len(str(skill.base_dir).rstrip("/")) + 1
+        others = sorted(p[prefix:] for p in result.files if p[prefix:] != SKILL_FILE)
+        body = skill.body.strip("\n")
+        lines = [
+            f'<skill name="{skill.name}">',
+            f"Location: {skill.url}",
+            f"Base directory: {skill.base_dir}",
+            f"Lines: {body.count(chr(10)) + 1 if body else 0}",
+            "",
+            body,
+        ]
+        if others:
+            shown = others[:MAX_SAMPLE_FILES]
+            lines += ["", "Other files in this skill (relative to the base directory):"]
+            lines += [f"  {display(p)}" for p in shown]
+            if len(others) > len(shown) or result.stopped_early:
+                lines.append("  ... (more files; use glob on the base directory)")
+        lines.append("</skill>")
+        metadata = {"name": skill.name, "location": skill.url, "base_dir": str(skill.base_dir), "files": others}
+        return ToolResponse("\n".join(lines), metadata=metadata)
+
+
+TOOL = SkillTool()

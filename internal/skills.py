@@ -1,0 +1,144 @@
+"""Agent Skills: directories holding a ``SKILL.md`` with ``name``/``description`` frontmatter.
+
+Tiers are searched from the most general to the most specific, and a later tier's skill replaces
+an earlier one of the same name: user-wide skills, then the project's, then ``Config.skill_paths``:
+
+1. ``~/.agents/skills``  2. ``~/.config/toolsmith/skills``  3. ``<workspace>/.claude/skills``
+4. ``<workspace>/.agents/skills``  5. each of ``Config.skill_paths``
+
+so a project can override a user's skill of the same name. Invalid skills are reported with the
+reason and skipped, never fatal.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+MAX_NAME_CHARS = 64
+MAX_DESCRIPTION_CHARS = 1024
+NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+SKILL_FILE = "SKILL.md"
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    description: str
+    location: Path  # the SKILL.md file
+    body: str
+
+    @property
+    def base_dir(self) -> Path:
+        return self.location.parent
+
+    @property
+    def url(self) -> str:
+        return self.location.as_uri()
+
+
+@dataclass
+class Discovery:
+    skills: dict[str, Skill] = field(default_factory=dict)
+    invalid: list[tuple[Path, str]] = field(default_factory=list)
+
+
+def skill_tiers(workspace: Path, extra: list[Path], home: Path | None = None) -> list[Path]:
+    home = home or Path.home()
+    return [
+        home / ".agents" / "skills",
+        home / ".config" / "toolsmith" / "skills",
+        workspace / ".claude" / "skills",
+        workspace / ".agents" / "skills",
+        *extra,
+    ]
+
+
+def parse_frontmatter(text: str) -> tuple[dict[str, str], str]:
+    """``---`` delimited ``key: value`` frontmatter (quotes and ``>``/``|`` blocks) and the body.
+
+    A small subset of YAML: what SKILL.md files use. Raises ValueError when there is none.
+    """
+    text = text.lstrip("\ufeff").replace("\r\n", "\n")
+    if not text.startswith("---\n"):
+        raise ValueError("no frontmatter: the file must start with a '---' line")
+    end = text.find("\n---", 3)
+    if end < 0:
+        raise ValueError("frontmatter is not closed by a '---' line")
+    block = text[4:end]
+    rest = text[end + 4 :]
+    body = rest[1:] if rest.startswith("\n") else rest
+    values: dict[str, str] = {}
+    lines = block.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if not line.strip() or line.lstrip().startswith("#") or line.startswith((" ", "\t")):
+            continue
+        key, sep, value = line.partition(":")
+        if not sep:
+            raise ValueError(f"frontmatter line {i} is not 'key: value': {line!r}")
+        value = value.strip()
+        if value in (">", "|", ">-", "|-", ">+", "|+"):
+            block_lines = []
+            while i < len(lines) and (lines[i].startswith((" ", "\t")) or not lines[i].strip()):
+                block_lines.append(lines[i].strip())
+                i += 1
+            joiner = "\n" if value.startswith("|") else " "
+            value = joiner.join(block_lines).strip()
+        elif len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        values[key.strip()] = value
+    return values, body
+
+
+def load_skill(skill_file: Path) -> Skill:
+    """Parse and validate one SKILL.md; ValueError says what is wrong."""
+    values, body = parse_frontmatter(skill_file.read_text(encoding="utf-8", errors="replace"))
+    name = values.get("name", "")
+    description = values.get("description", "")
+    if not name:
+        raise ValueError("frontmatter has no 'name'")
+    if len(name) > MAX_NAME_CHARS or not NAME_RE.match(name):
+        raise ValueError(f"name {name!r} must be 1-{MAX_NAME_CHARS} characters of a-z, 0-9 and single hyphens")
+    if name != skill_file.parent.name:
+        raise ValueError(f"name {name!r} does not match its directory {skill_file.parent.name!r}")
+    if not description:
+        raise ValueError("frontmatter has no 'description'")
+    if len(description) > MAX_DESCRIPTION_CHARS:
+        raise ValueError(f"description is {len(description)} characters, over {MAX_DESCRIPTION_CHARS}")
+    return Skill(name, description, skill_file.resolve(), body)
+
+
+def discover(workspace: Path, extra: list[Path], home: Path | None = None) -> Discovery:
+    found = Discovery()
+    for tier in skill_tiers(workspace, extra, home):
+        try:
+            candidates = sorted(p for p in tier.iterdir() if (p / SKILL_FILE).is_file())
+        except OSError:
+            continue
+        for directory in candidates:
+            try:
+                skill = load_skill(directory / SKILL_FILE)
+            except (ValueError, OSError) as exc:
+                found.invalid.append((directory / SKILL_FILE, str(exc)))
+                continue
+            found.skills[skill.name] = skill
+    return found
+
+
+def available_skills_xml(workspace: Path, extra: list[Path] | None = None, home: Path | None = None) -> str:
+    """The ``<available_skills>`` block for a system prompt, with ``file://`` locations (seed 1.11)."""
+    skills = discover(workspace, extra or [], home).skills
+    items = [
+        "  <skill>\n"
+        f"    <name>{escape(s.name)}</name>\n"
+        f"    <description>{escape(s.description)}</description>\n"
+        f"    <location>{escape(s.url)}</location>\n"
+        "  </skill>"
+        for s in sorted(skills.values(), key=lambda s: s.name)
+    ]
+    return "<available_skills>\n" + "".join(item + "\n" for item in items) + "</available_skills>"

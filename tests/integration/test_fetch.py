@@ -1,0 +1,207 @@
+"""fetch against a real HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from internal.config import Config
+from internal.llm.tools.fetch import MAX_BODY_BYTES
+from tests.conftest import make_session
+
+HTML = b"""<html><head><title>T</title><style>.x{color:red}</style><script>var secret=1;</script></head>
+<body><nav>Home | About</nav><h1>Guide</h1><p>Install with <code>pip</code>. See <a href="/docs">docs</a>.</p>
+<footer>Copyright</footer></body></html>"""
+SJIS_TEXT = "日本語のテキストです。これはシフトJISでエンコードされた文書です。" * 20
+LATIN1_HTML = "<html><body><p>Café crème brûlée à la française, déjà vu, naïveté, façade.</p></body></html>" * 5
+DRIP_MAX_SECONDS = 30
+LONG_MARKDOWN = "".join(f"line {i}: lorem ipsum dolor sit amet\n" for i in range(10_000))
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def send(self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        path = self.path
+        if path == "/html":
+            self.send(200, HTML, "text/html; charset=utf-8")
+        elif path == "/md":
+            self.send(200, b"# Title\n\n* item\n", "text/markdown")
+        elif path == "/long":
+            self.send(200, LONG_MARKDOWN.encode(), "text/markdown")
+        elif path == "/plain":
+            self.send(200, b"just text\n", "text/plain")
+        elif path == "/accept":
+            self.send(200, self.headers.get("Accept", "").encode(), "text/plain")
+        elif path == "/latin1":
+            self.send(200, LATIN1_HTML.encode("latin-1"), "text/html")
+        elif path == "/sjis":
+            self.send(200, SJIS_TEXT.encode("shift_jis"), "text/plain")
+        elif path == "/big-declared":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(6 * 1024 * 1024))
+            self.end_headers()
+            self._write_quietly(b"x" * 65536)
+        elif path == "/big-undeclared":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            for _ in range(6 * 16):
+                if not self._write_quietly(b"y" * 65536):
+                    return
+        elif path == "/drip":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            deadline = time.monotonic() + DRIP_MAX_SECONDS
+            while time.monotonic() < deadline and self._write_quietly(b"."):
+                time.sleep(0.1)
+        elif path == "/loop":
+            self.send(302, b"", "text/plain", {"Location": "/loop"})
+        elif path == "/cf":
+            if self.headers.get("User-Agent") == "toolsmith":
+                self.send(200, b"passed the challenge", "text/plain")
+            else:
+                self.send(403, b"<html>challenge</html>", "text/html", {"cf-mitigated": "challenge"})
+        elif path == "/image":
+            self.send(200, b"\x89PNG\r\n\x1a\n" + b"\x00" * 100, "image/png")
+        elif path == "/missing":
+            self.send(404, b"<html>Not here, sorry</html>", "text/html")
+        elif path == "/broken":
+            self.send(500, b"database exploded", "text/plain")
+        else:
+            self.send(404, b"unknown", "text/plain")
+
+    def _write_quietly(self, data: bytes) -> bool:
+        try:
+            self.wfile.write(data)
+            self.wfile.flush()
+            return True
+        except (BrokenPipeError, ConnectionResetError):
+            return False
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def fetch(workspace: Path, **params: Any) -> Any:
+    session = make_session(workspace)
+    return asyncio.run(session.run("fetch", params))
+
+
+def test_html_to_markdown_drops_scripts_nav_footer(workspace: Path, server: str) -> None:
+    r = fetch(workspace, url=f"{server}/html")
+    assert not r.is_error, r.content
+    assert "# Guide" in r.content and "[docs](/docs)" in r.content and "`pip`" in r.content
+    for junk in ("secret", "color:red", "Home | About", "Copyright"):
+        assert junk not in r.content
+    text = fetch(workspace, url=f"{server}/html", format="text")
+    assert "Guide" in text.content and "<h1>" not in text.content and "secret" not in text.content
+    html = fetch(workspace, url=f"{server}/html", format="html")
+    assert "<h1>Guide</h1>" in html.content
+
+
+def test_markdown_and_plain_pass_through(workspace: Path, server: str) -> None:
+    assert fetch(workspace, url=f"{server}/md").content == "# Title\n\n* item\n"
+    assert fetch(workspace, url=f"{server}/plain", format="text").content == "just text\n"
+
+
+@pytest.mark.parametrize(
+    ("fmt", "accept"),
+    [("text", "text/plain;q=1.0, text/html;q=0.5"), ("markdown", "text/markdown;q=1.0, text/html;q=0.7"),
+     ("html", "text/html;q=1.0")],
+)  # fmt: skip
+def test_accept_header_per_format(workspace: Path, server: str, fmt: str, accept: str) -> None:
+    assert fetch(workspace, url=f"{server}/accept", format=fmt).content == accept
+
+
+def test_charsets_detected_without_headers(workspace: Path, server: str) -> None:
+    latin = fetch(workspace, url=f"{server}/latin1")
+    assert "Café crème brûlée" in latin.content
+    sjis = fetch(workspace, url=f"{server}/sjis", format="text")
+    assert "日本語のテキストです" in sjis.content
+
+
+def test_size_limits(workspace: Path, server: str) -> None:
+    declared = fetch(workspace, url=f"{server}/big-declared")
+    assert declared.is_error and "not downloaded" in declared.content
+    undeclared = fetch(workspace, url=f"{server}/big-undeclared")
+    assert undeclared.is_error and f"exceeded the {MAX_BODY_BYTES} byte" in undeclared.content
+
+
+def test_slow_drip_is_cut_off_by_the_timeout(workspace: Path, server: str) -> None:
+    started = time.monotonic()
+    r = fetch(workspace, url=f"{server}/drip", timeout=1)
+    assert r.is_error and "timed out after 1 s" in r.content
+    assert time.monotonic() - started < 5
+
+
+def test_redirect_loop(workspace: Path, server: str) -> None:
+    r = fetch(workspace, url=f"{server}/loop")
+    assert r.is_error and "more than 10 redirects" in r.content
+
+
+def test_cloudflare_challenge_retried_once(workspace: Path, server: str) -> None:
+    r = fetch(workspace, url=f"{server}/cf")
+    assert not r.is_error and r.content == "passed the challenge"
+
+
+def test_binary_and_http_errors(workspace: Path, server: str) -> None:
+    image = fetch(workspace, url=f"{server}/image")
+    assert image.is_error and "binary content (image/png)" in image.content
+    missing = fetch(workspace, url=f"{server}/missing")
+    assert missing.is_error and "HTTP 404" in missing.content and "Not here, sorry" in missing.content
+    broken = fetch(workspace, url=f"{server}/broken")
+    assert broken.is_error and "HTTP 500" in broken.content and "database exploded" in broken.content
+
+
+def test_bad_urls_and_ssrf_guard(workspace: Path, server: str) -> None:
+    assert "only http:// and https://" in fetch(workspace, url="file:///etc/passwd").content
+    assert "only http:// and https://" in fetch(workspace, url="not a url").content
+    guarded = make_session(workspace, config=Config(lsp_enabled=False, block_private_networks=True))
+    r = asyncio.run(guarded.run("fetch", {"url": f"{server}/plain"}))
+    assert r.is_error and "non-public address 127.0.0.1" in r.content
+
+
+def test_long_page_spills_to_file(workspace: Path, server: str) -> None:
+    r = fetch(workspace, url=f"{server}/long")
+    assert not r.is_error and r.metadata["truncated"]
+    assert r.content.startswith("line 0: lorem") and "lines truncated] ..." in r.content
+    assert "line 9999: lorem" in r.content
+    assert len(r.content) < 52_000
+    assert Path(r.metadata["full_output_path"]).read_text(encoding="utf-8") == LONG_MARKDOWN
+
+
+def test_progress_reported(workspace: Path, server: str) -> None:
+    events: list[dict[str, Any]] = []
+    session = make_session(workspace, progress=lambda message, data: events.append(data))
+    asyncio.run(session.run("fetch", {"url": f"{server}/long"}))
+    assert events and events[0]["tool"] == "fetch" and events[0]["bytes"] > 0
