@@ -38,6 +38,7 @@ bench: $(STAMP)
 	$(PY) bench/search.py
 	$(PY) bench/edit_fidelity.py
 	$(PY) bench/bash.py
+	$(PY) bench/lsp.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -32,6 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--cwd", default=".", help="workspace root (default: current directory)")
     parser.add_argument("--session", help="session id whose state persists across invocations")
     parser.add_argument("--json", action="store_true", help="print the whole response envelope as JSON")
+    parser.add_argument("--no-lsp", action="store_true", help="do not start language servers for diagnostics")
     parser.add_argument("--list", action="store_true", help="list the tools with one-line descriptions")
     parser.add_argument("--schema", action="store_true", help="print every tool's parameter schema as JSON")
     parser.add_argument("--batch", metavar="FILE", help='run a JSONL file of {"tool", "params"} calls ("-": stdin)')
@@ -93,7 +94,9 @@ async def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     if not cwd.is_dir():
         sys.stderr.write(f"toolsmith: --cwd {args.cwd} is not a directory\n")
         return EXIT_USAGE
-    session = Session(cwd, session_id=args.session)
+    from internal.config import Config
+
+    session = Session(cwd, session_id=args.session, config=Config(lsp_enabled=not args.no_lsp))
     _configure_logging(session.ctx.config.state_dir)
     if args.session:
         session.load_state()

@@ -120,13 +120,8 @@ class Session:
         atomic_write(self.state_file(), json.dumps(data).encode("utf-8"))
 
 
-def _default_lsp(ctx: ToolContext) -> DiagnosticsSource | None:
-    """The LSP layer, when this build has one."""
-    import importlib
+def _default_lsp(ctx: ToolContext) -> DiagnosticsSource:
+    """The LSP layer. Cheap to create: servers start on the first file of their type."""
+    from internal.lsp.manager import LspManager
 
-    try:
-        manager = importlib.import_module("internal.lsp.manager")
-    except ModuleNotFoundError:
-        return None
-    source: DiagnosticsSource = manager.LspManager(ctx.workspace, ctx.config)
-    return source
+    return LspManager(ctx.workspace, ctx.config)

@@ -131,10 +131,22 @@ class ToolContext:
         await self.permissions.require(PermissionRequest(tool, action, target, description, params or {}))
 
     async def diagnostics_after_view(self, path: Path) -> str:
-        return await self.lsp.after_view(path) if self.lsp else ""
+        if self.lsp is None:
+            return ""
+        try:
+            return await self.lsp.after_view(path)
+        except Exception:  # diagnostics are extra: a failing server must not fail a good read
+            log.exception("diagnostics after view of %s failed", path)
+            return ""
 
     async def diagnostics_after_change(self, paths: list[Path], *, other_files: int = 0) -> str:
-        return await self.lsp.after_change(paths, other_files=other_files) if self.lsp else ""
+        if self.lsp is None:
+            return ""
+        try:
+            return await self.lsp.after_change(paths, other_files=other_files)
+        except Exception:  # the change is already written: report it as done, without diagnostics
+            log.exception("diagnostics after changing %s failed", paths)
+            return "(Diagnostics unavailable: the language server failed; see the log.)"
 
 
 class Tool(ABC):

@@ -1,0 +1,182 @@
+"""lsp: ask the file's language server for diagnostics, definitions, references, hover or symbols."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import unquote, urlsplit
+
+from internal.errors import ToolError
+from internal.fsutil.paths import not_found_error
+from internal.llm.tools.params import param
+from internal.llm.tools.tools import Tool, ToolContext, ToolResponse
+from internal.lsp.diagnostics import format_report
+
+#: Locations and symbols listed at most.
+MAX_RESULTS = 100
+#: Hover text is cut here.
+MAX_HOVER_CHARS = 4000
+
+Operation = Literal["diagnostics", "definition", "references", "hover", "document_symbol", "workspace_symbol"]
+NEEDS_POSITION = ("definition", "references", "hover")
+
+DESCRIPTION = """Asks the language server for a file: diagnostics (default), definition, references, hover,
+document_symbol or workspace_symbol.
+
+- `file_path` must exist. LSP servers must be configured for the file type (Python, Go, TypeScript,
+  Rust and C/C++ servers are used automatically when installed).
+- `line` and `character` are 1-based (as view shows them) and required for definition, references
+  and hover; `query` is required for workspace_symbol.
+- diagnostics lists all severities for the file (errors, warnings, info, hints), at most 20 per file.
+- Edits made with edit, multiedit, write and patch already report new errors; use this tool to look
+  deeper (warnings, navigation).
+"""
+
+
+@dataclass(frozen=True)
+class LspParams:
+    file_path: str = param("The file to ask about", minLength=1)
+    operation: Operation = param("What to ask the language server", "diagnostics")
+    line: int | None = param("1-based line (definition, references, hover)", None, minimum=1)
+    character: int | None = param("1-based column (definition, references, hover)", None, minimum=1)
+    query: str | None = param("Symbol name to search for (workspace_symbol)", None)
+
+
+class LspTool(Tool):
+    name = "lsp"
+    description = DESCRIPTION
+    Params = LspParams
+    read_only = True
+
+    async def run(self, params: LspParams, ctx: ToolContext) -> ToolResponse:
+        from internal.lsp.client import LspError
+        from internal.lsp.manager import LspManager
+
+        path = ctx.resolve(params.file_path)
+        if not path.is_file():  # the file first, then the server (seed 2.12)
+            if path.is_dir():
+                raise ToolError(f"{path} is a directory; give the lsp tool a file.")
+            raise not_found_error(path)
+        manager = ctx.lsp
+        if not isinstance(manager, LspManager):
+            raise ToolError("Language servers are disabled for this session.")
+        if manager.server_for(path) is None:
+            raise ToolError(
+                f"No LSP server is configured for *{path.suffix or path.name} files. Install a language server "
+                "for it (e.g. basedpyright or pylsp for Python, gopls, typescript-language-server, rust-analyzer, "
+                "clangd) or add one to Config.lsp_servers: {name: {command: [...], extensions: [...]}}."
+            )
+        if params.operation in NEEDS_POSITION and (params.line is None or params.character is None):
+            raise ToolError(f"operation {params.operation} needs line and character (1-based).")
+        if params.operation == "workspace_symbol" and not params.query:
+            raise ToolError("operation workspace_symbol needs a query.")
+        try:
+            text = await self._dispatch(params, path, manager, ctx)
+        except LspError as exc:
+            raise ToolError(f"The language server failed: {exc}") from exc
+        return ToolResponse(text, metadata={"operation": params.operation, "file_path": str(path)})
+
+    async def _dispatch(self, params: LspParams, path: Path, manager: Any, ctx: ToolContext) -> str:
+        from lsprotocol import types
+
+        if params.operation == "diagnostics":
+            result = await manager.open_and_wait(path, 4.0)
+            if result is None:
+                raise ToolError("The language server could not be started; see the LSP log in the state directory.")
+            diags, confirmed = result
+            report = format_report({ctx.display(path): diags}, errors_only=False)
+            if not confirmed:
+                return "The language server sent no diagnostics in time; the result is unconfirmed."
+            return report or f"No diagnostics for {ctx.display(path)}."
+        doc = types.TextDocumentIdentifier(path.as_uri())
+        if params.operation in NEEDS_POSITION:
+            assert params.line is not None and params.character is not None
+            position = types.Position(params.line - 1, params.character - 1)
+            if params.operation == "definition":
+                found = await manager.request(
+                    path, "text_document_definition", types.DefinitionParams(text_document=doc, position=position)
+                )
+                return _locations(found, ctx, "definition")
+            if params.operation == "references":
+                found = await manager.request(
+                    path,
+                    "text_document_references",
+                    types.ReferenceParams(
+                        context=types.ReferenceContext(include_declaration=True), text_document=doc, position=position
+                    ),
+                )
+                return _locations(found, ctx, "references")
+            hover = await manager.request(
+                path, "text_document_hover", types.HoverParams(text_document=doc, position=position)
+            )
+            return _hover_text(hover) or "No hover information at that position."
+        if params.operation == "document_symbol":
+            found = await manager.request(
+                path, "text_document_document_symbol", types.DocumentSymbolParams(text_document=doc)
+            )
+            return "\n".join(_symbol_lines(found or [], ctx, 0)[:MAX_RESULTS]) or "No symbols found."
+        found = await manager.request(path, "workspace_symbol", types.WorkspaceSymbolParams(query=params.query or ""))
+        return "\n".join(_workspace_symbols(found or [], ctx)[:MAX_RESULTS]) or "No symbols found."
+
+
+def _path_of(uri: str) -> Path:
+    return Path(unquote(urlsplit(uri).path))
+
+
+def _location_line(uri: str, line: int, character: int, ctx: ToolContext) -> str:
+    path = _path_of(uri)
+    try:
+        source = path.read_text(encoding="utf-8", errors="replace").split("\n")[line].strip()
+    except (OSError, IndexError):
+        source = ""
+    return f"{ctx.display(path)}:{line + 1}:{character + 1}: {source}"
+
+
+def _locations(found: Any, ctx: ToolContext, what: str) -> str:
+    if not found:
+        return f"No {what} found."
+    items = found if isinstance(found, list | tuple) else [found]
+    lines = []
+    for item in items[:MAX_RESULTS]:
+        uri = getattr(item, "uri", None) or getattr(item, "target_uri", None)
+        rng = getattr(item, "range", None) or getattr(item, "target_selection_range", None)
+        if uri and rng:
+            lines.append(_location_line(uri, rng.start.line, rng.start.character, ctx))
+    more = f"\n... and {len(items) - MAX_RESULTS} more" if len(items) > MAX_RESULTS else ""
+    return "\n".join(lines) + more
+
+
+def _hover_text(hover: Any) -> str:
+    if hover is None:
+        return ""
+    contents = hover.contents
+    parts = contents if isinstance(contents, list | tuple) else [contents]
+    texts = [p if isinstance(p, str) else getattr(p, "value", "") for p in parts]
+    return "\n".join(t for t in texts if t)[:MAX_HOVER_CHARS]
+
+
+def _kind(kind: Any) -> str:
+    return getattr(kind, "name", str(kind))
+
+
+def _symbol_lines(symbols: Any, ctx: ToolContext, depth: int) -> list[str]:
+    lines = []
+    for symbol in symbols:
+        rng = getattr(symbol, "range", None) or symbol.location.range
+        lines.append(f"{'  ' * depth}{symbol.name} ({_kind(symbol.kind)}) line {rng.start.line + 1}")
+        lines += _symbol_lines(getattr(symbol, "children", None) or [], ctx, depth + 1)
+    return lines
+
+
+def _workspace_symbols(symbols: Any, ctx: ToolContext) -> list[str]:
+    lines = []
+    for symbol in symbols:
+        location = symbol.location
+        rng = getattr(location, "range", None)
+        line = f":{rng.start.line + 1}" if rng else ""
+        lines.append(f"{symbol.name} ({_kind(symbol.kind)}) {ctx.display(_path_of(location.uri))}{line}")
+    return lines
+
+
+TOOL = LspTool()

@@ -1,0 +1,78 @@
+"""Formatting diagnostics for the model: one line each, errors only after edits, capped per file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+#: Diagnostics shown per file before "... and N more" (seed 2.8).
+MAX_PER_FILE = 20
+SEVERITY_NAMES = {1: "Error", 2: "Warn", 3: "Info", 4: "Hint"}
+ERROR = 1
+
+
+@dataclass(frozen=True)
+class Diag:
+    """A diagnostic in 0-based LSP coordinates, independent of lsprotocol's classes."""
+
+    line: int
+    character: int
+    severity: int
+    message: str
+    source: str | None = None
+    code: str | None = None
+
+
+def format_line(path: str, diag: Diag) -> str:
+    name = SEVERITY_NAMES.get(diag.severity, "Error")
+    tags = (f"[{diag.source}]" if diag.source else "") + (f"[{diag.code}]" if diag.code else "")
+    message = " ".join(diag.message.split())
+    return f"{name}: {path}:{diag.line + 1}:{diag.character + 1} {tags + ' ' if tags else ''}{message}"
+
+
+def select(diags: Iterable[Diag], *, errors_only: bool) -> list[Diag]:
+    chosen = [d for d in diags if not errors_only or d.severity == ERROR]
+    return sorted(chosen, key=lambda d: (d.severity, d.line, d.character))
+
+
+def format_file(path: str, diags: Iterable[Diag], *, errors_only: bool, cap: int = MAX_PER_FILE) -> list[str]:
+    chosen = select(diags, errors_only=errors_only)
+    lines = [format_line(path, d) for d in chosen[:cap]]
+    if len(chosen) > cap:
+        lines.append(f"... and {len(chosen) - cap} more")
+    return lines
+
+
+def format_report(
+    files: Mapping[str, Iterable[Diag]],
+    others: Mapping[str, Iterable[Diag]] | None = None,
+    *,
+    errors_only: bool,
+    cap: int = MAX_PER_FILE,
+    note: str = "",
+) -> str:
+    """``<file_diagnostics>`` for the touched files, ``<project_diagnostics>`` for others, and a
+    ``<diagnostic_summary>``. Empty when there is nothing to report."""
+    blocks: list[str] = []
+    file_lines = [
+        line for path, diags in files.items() for line in format_file(path, diags, errors_only=errors_only, cap=cap)
+    ]
+    other_lines = [
+        line
+        for path, diags in (others or {}).items()
+        for line in format_file(path, diags, errors_only=errors_only, cap=cap)
+    ]
+    if file_lines:
+        blocks.append("<file_diagnostics>\n" + "\n".join(file_lines) + "\n</file_diagnostics>")
+    if other_lines:
+        blocks.append("<project_diagnostics>\n" + "\n".join(other_lines) + "\n</project_diagnostics>")
+    if blocks:
+        own = sum(len(select(d, errors_only=True)) for d in files.values())
+        other = sum(len(select(d, errors_only=True)) for d in (others or {}).values())
+        summary = f"Errors in the changed file(s): {own}"
+        if others:
+            summary += f"; errors in {len(others)} other file(s): {other}"
+        blocks.append(f"<diagnostic_summary>\n{summary}\n</diagnostic_summary>")
+    if note:
+        blocks.append(note)
+    return "\n".join(blocks)
