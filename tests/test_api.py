@@ -1,0 +1,46 @@
+"""The README's embedding example, run for real."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import internal
+from internal import CancelToken, Config, Decision, PermissionRequest, Session
+
+
+def test_public_surface_exports() -> None:
+    for name in internal.__all__:
+        assert getattr(internal, name) is not None
+
+
+def test_readme_example_flow(workspace: Path) -> None:
+    (workspace / "README.md").write_text("hello\n")
+    asked: list[PermissionRequest] = []
+    chunks: list[str] = []
+
+    async def ask(request: PermissionRequest) -> Decision:
+        asked.append(request)
+        return Decision.ALLOW_ONCE
+
+    async def main() -> tuple[Any, Any]:
+        async with Session(workspace, asker=ask, config=Config(lsp_enabled=False)) as session:
+            viewed = await session.run("view", {"file_path": "README.md"})
+            ran = await session.run(
+                "bash",
+                {"command": "echo built > out.txt && cat out.txt"},
+                cancel=CancelToken(),
+                progress=lambda message, data: chunks.append(data.get("text", "")),
+            )
+            return viewed, ran
+
+    viewed, ran = asyncio.run(main())
+    assert not viewed.is_error and "     1|hello" in viewed.content
+    assert ran.metadata["exit_code"] == 0 and ran.content == "built"
+    assert [r.tool for r in asked] == ["bash"]  # view is read-only; the bash line writes a file
+    assert "".join(chunks).strip() == "built"
+
+
+def test_all_matches_the_lazy_exports() -> None:
+    assert sorted(internal.__all__) == sorted(internal._EXPORTS)
