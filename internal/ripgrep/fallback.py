@@ -137,7 +137,7 @@ def _walk(query: FileQuery, cancel: CancelToken) -> list[str]:
 
 def list_files(query: FileQuery, *, limit: int, cancel: CancelToken) -> SearchResult:
     files = _walk(query, cancel)
-    return SearchResult(files=files[:limit], stopped_early=len(files) > limit)
+    return SearchResult(files=files[:limit], stopped_early=len(files) > limit)  # glob stats them itself
 
 
 def search(query: SearchQuery, *, limit: int, cancel: CancelToken) -> SearchResult:

@@ -17,7 +17,6 @@ import contextlib
 import os
 import shutil
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,6 +55,8 @@ class Match:
 class SearchResult:
     matches: list[Match] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    #: Modification times, when the query asked for them (gathered while rg is still running).
+    mtimes: dict[str, float] = field(default_factory=dict)
     #: The caller's cap was reached and rg was stopped: more results exist.
     stopped_early: bool = False
     #: rg reported unreadable paths (exit code 2) but produced results.
@@ -72,12 +73,20 @@ def display(path: str) -> str:
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
+def _mtime(path: str) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
 class _Parser:
     """Incremental parser for ``--null`` output; ``limit`` records then it asks to stop."""
 
-    def __init__(self, mode: str, limit: int) -> None:
+    def __init__(self, mode: str, limit: int, with_mtimes: bool = False) -> None:
         self.mode = mode
         self.limit = limit
+        self.with_mtimes = with_mtimes
         self.buffer = b""
         self.result = SearchResult()
 
@@ -94,7 +103,10 @@ class _Parser:
             *records, self.buffer = self.buffer.split(b"\0")
             files = self.result.files
             room = self.limit - len(files)
-            files.extend(map(fs_path, records[:room]))
+            new = list(map(fs_path, records[:room]))
+            files.extend(new)
+            if self.with_mtimes:  # stat now, while rg keeps enumerating on another core
+                self.result.mtimes.update(zip(new, map(_mtime, new), strict=True))
             return len(records) < room
         while True:
             nul = self.buffer.find(b"\0")
@@ -124,9 +136,10 @@ async def run_rg(
     limit: int,
     cancel: CancelToken,
     timeout: float = RG_TIMEOUT_S,
+    with_mtimes: bool = False,
 ) -> SearchResult:
     """Run ``rg args`` and parse its ``--null`` output in ``mode`` "files" or "search"."""
-    parser = _Parser(mode, limit)
+    parser = _Parser(mode, limit, with_mtimes)
     proc = await asyncio.create_subprocess_exec(
         rg,
         *args,
@@ -197,6 +210,8 @@ class FileQuery:
     globs: tuple[str, ...] = ()
     max_depth: int | None = None
     sort_by_path: bool = False
+    #: Stat every file as it is listed (for newest-first ordering).
+    with_mtimes: bool = False
 
 
 @dataclass(frozen=True)
@@ -244,7 +259,7 @@ async def list_files(query: FileQuery, *, rg: str | None, limit: int, cancel: Ca
         from internal.ripgrep import fallback
 
         return fallback.list_files(query, limit=limit, cancel=cancel)
-    return await run_rg(rg, _file_args(query), mode="files", limit=limit, cancel=cancel)
+    return await run_rg(rg, _file_args(query), mode="files", limit=limit, cancel=cancel, with_mtimes=query.with_mtimes)
 
 
 async def search(query: SearchQuery, *, rg: str | None, limit: int, cancel: CancelToken) -> SearchResult:
@@ -258,13 +273,10 @@ async def search(query: SearchQuery, *, rg: str | None, limit: int, cancel: Canc
 StatCache = dict[str, float]
 
 
-def newest_first(paths: list[str], key: Callable[[str], str] = lambda p: p) -> list[str]:
-    """Sort by modification time, newest first, ties by path; one stat per distinct path."""
-    mtimes: StatCache = {}
+def newest_first(paths: list[str], known: StatCache | None = None) -> list[str]:
+    """Sort by modification time, newest first, ties by path; one stat per path not in ``known``."""
+    mtimes: StatCache = dict(known or {})
     for path in paths:
         if path not in mtimes:
-            try:
-                mtimes[path] = os.stat(path).st_mtime
-            except OSError:
-                mtimes[path] = 0.0
-    return sorted(paths, key=lambda p: (-mtimes[p], key(p)))
+            mtimes[path] = _mtime(path)
+    return sorted(paths, key=lambda p: (-mtimes[p], p))

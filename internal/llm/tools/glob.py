@@ -46,9 +46,9 @@ class GlobTool(Tool):
         if not root.is_dir():
             raise ToolError(f"Path {root} is not a directory. Give glob a directory to search in.")
         rg = find_rg(ctx.config.rg_path)
-        query = FileQuery(root, globs=(params.pattern,))
+        query = FileQuery(root, globs=(params.pattern,), with_mtimes=True)
         result = await list_files(query, rg=rg, limit=MAX_FILES_COLLECTED, cancel=ctx.cancel)
-        files = newest_first(result.files)
+        files = newest_first(result.files, result.mtimes)
         shown = files[:MAX_FILES_SHOWN]
         truncated = len(files) > len(shown) or result.stopped_early
         metadata = {"count": len(files), "truncated": truncated, "backend": "rg" if rg else "python"}
