@@ -28,14 +28,6 @@ def cut_utf8(text: str, max_bytes: int) -> str:
     return encoded[:max_bytes].decode("utf-8", "ignore")
 
 
-def cut_utf8_tail(text: str, max_bytes: int) -> str:
-    """The longest suffix of ``text`` whose UTF-8 encoding fits in ``max_bytes``."""
-    encoded = text.encode("utf-8", "surrogatepass")
-    if len(encoded) <= max_bytes:
-        return text
-    return encoded[len(encoded) - max_bytes :].decode("utf-8", "ignore")
-
-
 def shorten_line(line: str, max_chars: int) -> str:
     return line if len(line) <= max_chars else line[:max_chars] + "..."
 
@@ -68,19 +60,6 @@ def head_tail(text: str, max_chars: int) -> Bounded:
     return Bounded(f"{head}\n... [{omitted} lines truncated] ...\n\n{tail}", True, omitted)
 
 
-def head_only(text: str, max_lines: int, max_bytes: int) -> Bounded:
-    """The first ``max_lines`` lines, at most ``max_bytes`` bytes, cut at a line end when possible."""
-    lines = text.split("\n")
-    kept = "\n".join(lines[:max_lines])
-    cut = cut_utf8(kept, max_bytes)
-    if cut != kept and "\n" in cut:
-        cut = cut[: cut.rfind("\n")]
-    if cut == text:
-        return Bounded(text, False)
-    shown = cut.count("\n") + 1
-    return Bounded(cut, True, max(len(lines) - shown, 0))
-
-
 def spill_dir(state_dir: Path, session_id: str) -> Path:
     return state_dir / "sessions" / session_id / "output"
 
@@ -92,12 +71,6 @@ def new_spill_path(state_dir: Path, session_id: str, tool: str) -> Path:
     prune_spill_files(directory)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     return directory / f"{tool}-{stamp}-{uuid.uuid4().hex[:8]}.txt"
-
-
-def write_spill(state_dir: Path, session_id: str, tool: str, text: str) -> Path:
-    path = new_spill_path(state_dir, session_id, tool)
-    path.write_text(text, encoding="utf-8", errors="surrogateescape")
-    return path
 
 
 def prune_spill_files(directory: Path) -> None:
@@ -169,9 +142,8 @@ class SpillingBuffer:
             text = self._memory.decode("utf-8", "replace")
             if len(text) <= self.max_chars:
                 return Bounded(text, False)
-            if self.path is None:
-                self._start_spilling()
-                self.close()
+            self._start_spilling()  # too long to show whole: the full text goes to a file too
+            self.close()
             return head_tail(text, self.max_chars)
         half = self.max_chars // 2
         head = self._head.decode("utf-8", "ignore")[:half]

@@ -95,6 +95,8 @@ class LspClient:
         self._client: Any = None
         self._log_file: Any = None
         self._exited = asyncio.Event()
+        #: When the last publishDiagnostics (for any document) arrived.
+        self.last_publish = 0.0
 
     @property
     def alive(self) -> bool:
@@ -214,9 +216,9 @@ class LspClient:
             client.feature(method)(handler)
 
     async def _on_publish(self, params: Any) -> None:
-        self.published[params.uri] = Published(
-            params.version, [to_diag(d) for d in params.diagnostics], time.monotonic()
-        )
+        now = time.monotonic()
+        self.published[params.uri] = Published(params.version, [to_diag(d) for d in params.diagnostics], now)
+        self.last_publish = now
         async with self._changed:
             self._changed.notify_all()
 
@@ -314,6 +316,21 @@ class LspClient:
                 wait = deadline - now if got is None else min(deadline - now, quiet_s - (now - got.received))
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._changed.wait(), max(wait, 0.001))
+
+    async def settle(self, quiet_s: float, until: float) -> None:
+        """Wait until no document has been published for ``quiet_s`` (or ``until`` passes).
+
+        Diagnostics for *other* files (what a change broke elsewhere) arrive after the changed
+        file's own; this lets them land before they are read.
+        """
+        async with self._changed:
+            while self.alive:
+                now = time.monotonic()
+                quiet_for = now - self.last_publish
+                if quiet_for >= quiet_s or now >= until:
+                    return
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), min(quiet_s - quiet_for, until - now))
 
     async def _pull(self, uri: str) -> list[Diag] | None:
         from lsprotocol import types

@@ -109,6 +109,9 @@ class LspManager:
             if not confirmed:
                 unconfirmed.append(self._display(path))
         touched = {p.as_uri() for p in paths}
+        if other_files > 0:
+            until = time.monotonic() + WAIT_CAP_S
+            await asyncio.gather(*(client.settle(QUIET_S, until) for client in self.clients.values()))
         others = self._gained_errors(before, touched, other_files)
         note = ""
         if unconfirmed:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -12,7 +12,6 @@ class ShellState:
 
     cwd: str | None = None
     env: dict[str, str] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"cwd": self.cwd, "env": self.env}

@@ -6,6 +6,7 @@ Diagnostics come from markers in the document text, one per matching line:
   DELAY_MS n                                       -> publish n ms after the change
   CRASH                                            -> the server exits at once
   TOUCH name                                       -> also publish one error for sibling file "name"
+  TOUCH_DELAY_MS n                                 -> ... n ms after the document's own publish
 Diagnostics are published with the document version on open, change and save. Navigation:
 definition/references/hover for a word find "def <word>" lines and occurrences of the word;
 documentSymbol lists "def <name>" lines; workspace/symbol searches open documents.
@@ -66,6 +67,8 @@ async def publish(uri: str) -> None:
     server.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(uri=uri, diagnostics=diags, version=document.version)
     )
+    if m := re.search(r"TOUCH_DELAY_MS (\d+)", document.source):
+        await asyncio.sleep(int(m.group(1)) / 1000)
     for name in re.findall(r"TOUCH (\S+)", document.source):
         sibling = uri.rsplit("/", 1)[0] + "/" + name
         error = _diag(0, 0, f"broken by {uri.rsplit('/', 1)[1]}", types.DiagnosticSeverity.Error, "X1")

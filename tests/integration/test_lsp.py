@@ -83,9 +83,10 @@ def test_view_appends_errors_of_the_viewed_file(marker: Driver) -> None:
 def test_write_reports_other_files_that_gained_errors(marker: Driver) -> None:
     (marker.workspace / "other.mark").write_text("fine\n")
     marker.run("view", {"file_path": "other.mark"})
-    r = marker.run("write", {"file_path": "e.mark", "content": "TOUCH other.mark\n"})
+    # The other file's errors arrive 100 ms after e.mark's own (final, versioned) publish.
+    r = marker.run("write", {"file_path": "e.mark", "content": "TOUCH other.mark\nTOUCH_DELAY_MS 100\n"})
     assert "<project_diagnostics>\nError: other.mark:1:1 [marker][X1] broken by e.mark" in r.content
-    r = marker.run("write", {"file_path": "e.mark", "content": "TOUCH other.mark\nplus\n"})
+    r = marker.run("write", {"file_path": "e.mark", "content": "TOUCH other.mark\nTOUCH_DELAY_MS 100\nplus\n"})
     assert "<project_diagnostics>" not in r.content  # no new errors there: nothing stale repeated
 
 
