@@ -85,3 +85,13 @@ def test_pdb_still_importable_from_repo_root() -> None:
         timeout=30,
     )
     assert proc.stdout.strip() == "Cmd", proc.stderr
+
+
+def test_console_script_runs_from_anywhere(workspace: Path) -> None:
+    """The installed `toolsmith` script works outside the repo (it imports internal, not cmd)."""
+    script = Path(sys.executable).parent / "toolsmith"
+    (workspace / "f.txt").write_text("x\n")
+    proc = subprocess.run(
+        [str(script), "view", '{"file_path": "f.txt"}'], cwd=workspace, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0 and "     1|x" in proc.stdout, proc.stderr

@@ -66,6 +66,9 @@ def test_grep_match_set_equals_reference(files: dict[str, list[str]], use_rg: bo
         path = ws / ("sub" if i % 2 else "") / name
         path.write_text("".join(line + "\n" for line in lines))
         expected |= {(str(path), n, line) for n, line in enumerate(lines, 1) if "needle" in line}
+    # Never matched: a binary file (rg skips it) and a broken symlink (not followed).
+    (ws / "sub" / "blob.bin").write_bytes(b"\x00\x01needle\x00" * 10)
+    (ws / "dangling needle").symlink_to(ws / "does-not-exist")
     r = run_in(ws, "grep", {"pattern": "needle", "literal_text": True}, use_rg=use_rg)
     if not expected:
         assert r.content == "No files found"  # type: ignore[attr-defined]
