@@ -20,26 +20,21 @@ from internal.config import Config
 from internal.ripgrep.runner import find_rg
 from internal.session import Session
 
-RUNS = 9
+RUNS = 31
 STDLIB = Path(sysconfig.get_path("stdlib"))
 
 
-def _median(fn: Callable[[], object]) -> float:
-    samples = []
+async def _interleaved(tool: Callable[[], Awaitable[object]], raw: Callable[[], object]) -> tuple[float, float]:
+    """Medians of alternating tool and raw-rg calls, so machine noise hits both alike."""
+    tool_times, raw_times = [], []
     for _ in range(RUNS):
         start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
-
-
-async def _amedian(fn: Callable[[], Awaitable[object]]) -> float:
-    samples = []
-    for _ in range(RUNS):
+        await tool()
+        tool_times.append(time.perf_counter() - start)
         start = time.perf_counter()
-        await fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+        raw()
+        raw_times.append(time.perf_counter() - start)
+    return statistics.median(tool_times), statistics.median(raw_times)
 
 
 def _rg(*args: str) -> str:
@@ -76,8 +71,7 @@ async def _bench(tree: Path) -> None:
         def call_rg(rg_args: list[str] = rg_args) -> object:
             return _rg(*rg_args)
 
-        t_tool = await _amedian(call_tool)
-        t_rg = _median(call_rg)
+        t_tool, t_rg = await _interleaved(call_tool, call_rg)
         print(f"{tool:5} tool {t_tool * 1000:8.1f} ms   rg {t_rg * 1000:8.1f} ms   ratio {t_tool / t_rg:5.2f}x"
               f"  (target <= {targets[tool]}x)")  # fmt: skip
         if tool == "grep":

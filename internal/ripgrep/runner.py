@@ -230,6 +230,7 @@ def _file_args(query: FileQuery) -> list[str]:
         args += ["--max-depth", str(query.max_depth)]
     if query.sort_by_path:
         args += ["--sort", "path"]
+
     return [*args, "--", str(query.root)]
 
 

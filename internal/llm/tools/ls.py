@@ -70,17 +70,16 @@ class LsTool(Tool):
         tree = _Dir()
         entries = 0
         prefix = len(str(root).rstrip("/")) + 1
-        for path in sorted(result.files):
-            parts = tuple(path[prefix:].split("/"))
+        for path in result.files:  # any order: the tree is sorted as it is rendered
+            parts = path[prefix:].split("/")
             if params.depth is not None and len(parts) > params.depth:
-                parts = parts[: params.depth]
-                entries += _add_dirs(tree, parts)
+                entries += _insert_dirs(tree, parts[: params.depth])[1]
                 continue
-            entries += _add_dirs(tree, parts[:-1])
-            _walk_to(tree, parts[:-1]).files.append(parts[-1])
-            entries += 1
+            node, added = _insert_dirs(tree, parts[:-1])
+            node.files.append(parts[-1])
+            entries += added + 1
         lines = [f"- {display(str(root))}/"]
-        _render(tree, 1, lines)
+        _render(tree, 1, lines, MAX_ENTRIES + 1)
         truncated = result.stopped_early or entries > MAX_ENTRIES
         if truncated:
             lines = lines[: MAX_ENTRIES + 1]
@@ -95,30 +94,29 @@ class LsTool(Tool):
         return ToolResponse(header + "\n".join(lines), metadata=metadata)
 
 
-def _walk_to(tree: _Dir, parts: tuple[str, ...]) -> _Dir:
-    node = tree
+def _insert_dirs(tree: _Dir, parts: list[str]) -> tuple[_Dir, int]:
+    """The node for directory ``parts`` (created as needed) and how many directories were new."""
+    node, added = tree, 0
     for part in parts:
-        node = node.dirs[part]
-    return node
-
-
-def _add_dirs(tree: _Dir, parts: tuple[str, ...]) -> int:
-    added = 0
-    node = tree
-    for part in parts:
-        if part not in node.dirs:
-            node.dirs[part] = _Dir()
+        child = node.dirs.get(part)
+        if child is None:
+            child = node.dirs[part] = _Dir()
             added += 1
-        node = node.dirs[part]
-    return added
+        node = child
+    return node, added
 
 
-def _render(node: _Dir, depth: int, out: list[str]) -> None:
+def _render(node: _Dir, depth: int, out: list[str], limit: int) -> None:
+    """Append the tree, directories first, each group alphabetical; stop at ``limit`` lines."""
     indent = "  " * depth
     for name in sorted(node.dirs):
+        if len(out) >= limit:
+            return
         out.append(f"{indent}- {display(name)}/")
-        _render(node.dirs[name], depth + 1, out)
+        _render(node.dirs[name], depth + 1, out, limit)
     for name in sorted(set(node.files)):
+        if len(out) >= limit:
+            return
         out.append(f"{indent}- {display(name)}")
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import importlib.util
 import json
 import logging
 import time
@@ -173,18 +172,13 @@ TOOL_MODULES: dict[str, str] = {
 
 
 def tool_names() -> list[str]:
-    return [name for name in TOOL_MODULES if _module_exists(name)]
-
-
-def _module_exists(name: str) -> bool:
-    return importlib.util.find_spec(TOOL_MODULES[name]) is not None
+    return list(TOOL_MODULES)
 
 
 def get_tool(name: str) -> Tool:
-    if name not in TOOL_MODULES or not _module_exists(name):
+    if name not in TOOL_MODULES:
         raise KeyError(name)
-    module = importlib.import_module(TOOL_MODULES[name])
-    tool: Tool = module.TOOL
+    tool: Tool = importlib.import_module(TOOL_MODULES[name]).TOOL
     return tool
 
 
