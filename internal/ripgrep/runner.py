@@ -209,7 +209,6 @@ class FileQuery:
     root: Path
     globs: tuple[str, ...] = ()
     max_depth: int | None = None
-    sort_by_path: bool = False
     #: Stat every file as it is listed (for newest-first ordering).
     with_mtimes: bool = False
 
@@ -228,9 +227,6 @@ def _file_args(query: FileQuery) -> list[str]:
         args += ["--glob", glob]
     if query.max_depth is not None:
         args += ["--max-depth", str(query.max_depth)]
-    if query.sort_by_path:
-        args += ["--sort", "path"]
-
     return [*args, "--", str(query.root)]
 
 
