@@ -85,3 +85,16 @@ def test_skill_tool_returns_body_header_and_hidden_files(workspace: Path, home: 
     assert "---" not in r.content.split("Lines: 2")[1]
     assert "  .env.example" in r.content and "  scripts/run.sh" in r.content
     assert r.metadata["files"] == [".env.example", "scripts/run.sh"]
+
+
+def test_long_instructions_are_bounded_with_a_pointer_to_the_rest(workspace: Path, home: Path) -> None:
+    body = "".join(f"step {i}: do something useful\n" for i in range(5000))
+    directory = write_skill(workspace / ".agents" / "skills", "huge", "big", body=body)
+    r = asyncio.run(make_session(workspace).run("skill", {"name": "huge"}))
+    assert not r.is_error and len(r.content.encode()) < 60_000
+    assert "step 0: do something useful" in r.content and "step 4999" not in r.content
+    pointer = r.content.split("read the rest with view ")[1]
+    offset = int(pointer.split("offset=")[1].split(".)")[0])
+    lines = (directory / "SKILL.md").read_text().split("\n")
+    last_shown = [line for line in r.content.split("\n") if line.startswith("step ")][-1]
+    assert lines[offset - 1] == last_shown and lines[offset].startswith("step ")

@@ -49,14 +49,23 @@ class SkillTool(Tool):
         prefix = len(str(skill.base_dir).rstrip("/")) + 1
         others = sorted(p[prefix:] for p in result.files if p[prefix:] != SKILL_FILE)
         body = skill.body.strip("\n")
+        body_lines = body.split("\n") if body else []
+        shown = _bounded_body(body_lines, ctx.config.max_output_lines, ctx.config.max_output_bytes)
         lines = [
             f'<skill name="{skill.name}">',
             f"Location: {skill.url}",
             f"Base directory: {skill.base_dir}",
-            f"Lines: {body.count(chr(10)) + 1 if body else 0}",
+            f"Lines: {len(body_lines)}",
             "",
-            body,
+            *shown,
         ]
+        if len(shown) < len(body_lines):
+            text = skill.location.read_text(encoding="utf-8", errors="replace").replace("\r\n", "\n")
+            offset = text[: text.find(body)].count("\n")  # the 0-based line where the body starts
+            lines.append(
+                f"(Instructions truncated after {len(shown)} of {len(body_lines)} lines: read the rest with view "
+                f"file_path={skill.location} offset={offset + len(shown)}.)"
+            )
         if others:
             shown = others[:MAX_SAMPLE_FILES]
             lines += ["", "Other files in this skill (relative to the base directory):"]
@@ -66,6 +75,18 @@ class SkillTool(Tool):
         lines.append("</skill>")
         metadata = {"name": skill.name, "location": skill.url, "base_dir": str(skill.base_dir), "files": others}
         return ToolResponse("\n".join(lines), metadata=metadata)
+
+
+def _bounded_body(lines: list[str], max_lines: int, max_bytes: int) -> list[str]:
+    """The leading lines that fit the output limits (never cut inside a line or a character)."""
+    shown: list[str] = []
+    used = 0
+    for line in lines[:max_lines]:
+        used += len(line.encode("utf-8", "surrogatepass")) + 1
+        if used > max_bytes:
+            break
+        shown.append(line)
+    return shown
 
 
 TOOL = SkillTool()
