@@ -81,3 +81,12 @@ def not_found_error(path: Path) -> ToolError:
     if suggestions:
         message += "\n\nDid you mean one of these?\n" + "\n".join(suggestions)
     return ToolError(message)
+
+
+def require_directory(path: Path, hint: str) -> Path:
+    """``path`` if it is an existing directory; else the not-found error or ``hint``'s refusal."""
+    if not path.exists():
+        raise not_found_error(path)
+    if not path.is_dir():
+        raise ToolError(f"Path {path} is not a directory. {hint}")
+    return path

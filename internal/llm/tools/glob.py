@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from internal.errors import ToolError
-from internal.fsutil.paths import not_found_error
+from internal.fsutil.paths import require_directory
 from internal.llm.tools.params import param
 from internal.llm.tools.tools import Tool, ToolContext, ToolResponse
 from internal.ripgrep.runner import FileQuery, display, find_rg, list_files, newest_first
@@ -40,11 +39,7 @@ class GlobTool(Tool):
     read_only = True
 
     async def run(self, params: GlobParams, ctx: ToolContext) -> ToolResponse:
-        root = ctx.resolve(params.path or ".")
-        if not root.exists():
-            raise not_found_error(root)
-        if not root.is_dir():
-            raise ToolError(f"Path {root} is not a directory. Give glob a directory to search in.")
+        root = require_directory(ctx.resolve(params.path or "."), "Give glob a directory to search in.")
         rg = find_rg(ctx.config.rg_path)
         query = FileQuery(root, globs=(params.pattern,), with_mtimes=True)
         result = await list_files(query, rg=rg, limit=MAX_FILES_COLLECTED, cancel=ctx.cancel)

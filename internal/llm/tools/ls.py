@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from internal.errors import ToolError
-from internal.fsutil.paths import not_found_error
+from internal.fsutil.paths import require_directory
 from internal.llm.tools.params import param
 from internal.llm.tools.tools import Tool, ToolContext, ToolResponse
 from internal.ripgrep.runner import FileQuery, display, find_rg, list_files
@@ -57,11 +56,7 @@ class LsTool(Tool):
     read_only = True
 
     async def run(self, params: LsParams, ctx: ToolContext) -> ToolResponse:
-        root = ctx.resolve(params.path or ".")
-        if not root.exists():
-            raise not_found_error(root)
-        if not root.is_dir():
-            raise ToolError(f"Path {root} is not a directory. Use the view tool to read a file.")
+        root = require_directory(ctx.resolve(params.path or "."), "Use the view tool to read a file.")
         globs = tuple(f"!{g}" for g in (*AUTO_IGNORED, *params.ignore))
         rg = find_rg(ctx.config.rg_path)
         # rg enumerates in parallel (unordered); sorting here keeps that speed and a stable listing.
