@@ -9,8 +9,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from internal.config import Config
-from internal.session import Session
+from toolsmith.config import Config
+from toolsmith.session import Session
 
 RUNS = 30
 

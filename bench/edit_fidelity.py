@@ -16,8 +16,8 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from internal.fsutil.textio import TextFile, normalize_eol
-from internal.textmatch import EditError, EditRequest, apply_edits
+from toolsmith.fsutil.textio import TextFile, normalize_eol
+from toolsmith.textmatch import EditError, EditRequest, apply_edits
 
 SEED = 1234
 FILES = 60

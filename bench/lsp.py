@@ -13,16 +13,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from internal.config import Config
-from internal.lsp.manager import LspManager
-from internal.session import Session
+from toolsmith.config import Config
+from toolsmith.lsp.manager import LspManager
+from toolsmith.session import Session
+from toolsmith.state import StateDir
 
 RUNS = 8
 ONLY_PYLSP = {name: {"disabled": True} for name in ("basedpyright", "pyright", "ruff")}
 
 
 async def protocol_latency(workspace: Path) -> float:
-    manager = LspManager(workspace, Config(lsp_servers=ONLY_PYLSP))
+    config = Config(lsp_servers=ONLY_PYLSP)
+    manager = LspManager(workspace, config, StateDir(config.state_dir))
     f = workspace / "proto.py"
     f.write_text("import os\n")
     await manager.after_view(f)

@@ -16,9 +16,9 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from internal.config import Config
-from internal.ripgrep.runner import find_rg
-from internal.session import Session
+from toolsmith.config import Config
+from toolsmith.ripgrep.runner import find_rg
+from toolsmith.session import Session
 
 RUNS = 31
 STDLIB = Path(sysconfig.get_path("stdlib"))

@@ -1,8 +1,12 @@
-"""``python -m cmd.tools``: the CLI. All logic lives in internal.cli."""
+"""``python -m cmd.tools`` from the repository root: the CLI. All logic lives in toolsmith.cli."""
 
 import sys
 
-from internal.cli import main
+from . import source_tree
+
+source_tree.make_importable()
+
+from toolsmith.cli import main  # noqa: E402 - importable only after the line above
 
 if __name__ == "__main__":
     sys.exit(main())

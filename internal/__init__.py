@@ -1,6 +1,6 @@
 """Toolsmith: tools for coding agents. The public surface, imported lazily on first use:
 
-from internal import Session, Config, CancelToken, Decision, PermissionRequest, ToolResponse
+from toolsmith import Session, Config, CancelToken, Decision, PermissionRequest, ToolResponse
 """
 
 from __future__ import annotations
@@ -8,18 +8,20 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+__version__ = "0.2.0"
+
 _EXPORTS = {
-    "Session": "internal.session",
-    "Config": "internal.config",
-    "CancelToken": "internal.cancel",
-    "ToolError": "internal.errors",
-    "Decision": "internal.permission",
-    "PermissionRequest": "internal.permission",
-    "allow_all": "internal.permission",
-    "read_only_policy": "internal.permission",
-    "ToolResponse": "internal.llm.tools.tools",
-    "ToolInfo": "internal.llm.tools.tools",
-    "available_skills_xml": "internal.skills",
+    "Session": ".session",
+    "Config": ".config",
+    "CancelToken": ".cancel",
+    "ToolError": ".errors",
+    "Decision": ".permission",
+    "PermissionRequest": ".permission",
+    "allow_all": ".permission",
+    "read_only_policy": ".permission",
+    "ToolResponse": ".llm.tools.tools",
+    "ToolInfo": ".llm.tools.tools",
+    "available_skills_xml": ".skills",
 }
 
 __all__ = [
@@ -37,17 +39,17 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from internal.cancel import CancelToken
-    from internal.config import Config
-    from internal.errors import ToolError
-    from internal.llm.tools.tools import ToolInfo, ToolResponse
-    from internal.permission import Decision, PermissionRequest, allow_all, read_only_policy
-    from internal.session import Session
-    from internal.skills import available_skills_xml
+    from .cancel import CancelToken
+    from .config import Config
+    from .errors import ToolError
+    from .llm.tools.tools import ToolInfo, ToolResponse
+    from .permission import Decision, PermissionRequest, allow_all, read_only_policy
+    from .session import Session
+    from .skills import available_skills_xml
 
 
 def __getattr__(name: str) -> Any:
     # Lazy, so `python -m cmd.tools view` does not import what it does not use.
     if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'internal' has no attribute {name!r}")
+        return getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+    raise AttributeError(f"module 'toolsmith' has no attribute {name!r}")

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Awaitable
 from typing import TypeVar
 
-from internal.errors import ToolCancelled
+from .errors import ToolCancelled
 
 T = TypeVar("T")
 

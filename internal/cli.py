@@ -1,9 +1,10 @@
 """The command line: run one tool call (or a batch) and print what the model would see.
 
-    python -m cmd.tools [--cwd DIR] [--session ID] [--json] <tool> ['<json>' | -]
-    python -m cmd.tools --list | --schema
-    python -m cmd.tools [--cwd DIR] [--session ID] --batch FILE|-
+    toolsmith [--cwd DIR] [--session ID] [--config FILE] [--json] [--no-lsp] <tool> ['<json>' | -]
+    toolsmith --list | --schema | --version
+    toolsmith [--cwd DIR] [--session ID] --batch FILE|-
 
+(``python -m toolsmith`` and, from the repository root, ``python -m cmd.tools`` are the same.)
 Exit codes: 0 the tool succeeded, 1 the tool returned an error, 2 usage or invalid parameters.
 With ``--session`` the session's state (files read, shell cwd/env) is kept under the state
 directory between invocations, so ``view`` then ``edit`` works from a script.
@@ -15,11 +16,15 @@ import argparse
 import asyncio
 import json
 import logging
+import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, TextIO
 
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE = 0, 1, 2
+#: A reader that closed our stdout (``| head``) ends the run like SIGPIPE would.
+EXIT_BROKEN_PIPE = 141
 _USAGE_ERRORS = ("invalid_params", "unknown_tool")
 
 
@@ -30,36 +35,48 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 ok, 1 the tool returned an error, 2 usage or invalid parameters.",
     )
     parser.add_argument("--cwd", default=".", help="workspace root (default: current directory)")
-    parser.add_argument("--session", help="session id whose state persists across invocations")
+    parser.add_argument("--session", help="session id whose state persists across invocations ([A-Za-z0-9._-], ≤ 64)")
+    parser.add_argument("--config", metavar="FILE", help="a config file read after the user's and the workspace's")
     parser.add_argument("--json", action="store_true", help="print the whole response envelope as JSON")
     parser.add_argument("--no-lsp", action="store_true", help="do not start language servers for diagnostics")
-    parser.add_argument("--list", action="store_true", help="list the tools with one-line descriptions")
-    parser.add_argument("--schema", action="store_true", help="print every tool's parameter schema as JSON")
-    parser.add_argument("--batch", metavar="FILE", help='run a JSONL file of {"tool", "params"} calls ("-": stdin)')
+    parser.add_argument("--list", action="store_true", help="list the tools with what each does")
+    parser.add_argument("--schema", action="store_true", help="print every tool's name, description and parameters")
+    parser.add_argument("--version", action="store_true", help="print the version")
+    parser.add_argument(
+        "--batch", metavar="FILE", help='run a JSONL file of {"tool", "params", "id"?} calls ("-": stdin)'
+    )
     parser.add_argument("tool", nargs="?", help="tool name")
     parser.add_argument("params", nargs="?", help="parameters as JSON, or - to read them from stdin")
     return parser
 
 
-def _configure_logging(state_dir: Path) -> None:
-    """Tracebacks go to a log file, never to the terminal the model reads."""
+def _configure_logging(directory: Path) -> None:
+    """Tracebacks go to a private log file, never to the terminal the model reads."""
+    from .state import open_private
+
+    handler: logging.Handler
     try:
-        state_dir.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.FileHandler(state_dir / "toolsmith.log", delay=True)
+        path = directory / "toolsmith.log"
+        os.close(open_private(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND))
+        handler = logging.FileHandler(path, delay=True)
     except OSError:
         handler = logging.NullHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
-    root = logging.getLogger("toolsmith")
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
-    root.propagate = False
+    for name in ("toolsmith", "pygls"):
+        logger = logging.getLogger(name)
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
 
 
-def _first_line(text: str) -> str:
-    for line in text.strip().splitlines():
-        if line.strip():
-            return line.strip()
-    return ""
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)\.(?:\s|$)")
+
+
+def first_sentence(text: str) -> str:
+    """The description's first sentence, whole, on one line."""
+    flat = " ".join(text.split())
+    end = _SENTENCE_END.search(flat)
+    return flat[: end.start() + 1] if end else flat
 
 
 def _exit_code(envelope: dict[str, Any]) -> int:
@@ -74,47 +91,72 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(_main(args, sys.stdin, sys.stdout))
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # Whoever read our output stopped reading: no traceback, and no second error when
+        # Python flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+def _usage(message: str) -> int:
+    sys.stderr.write(f"toolsmith: {message}\n")
+    return EXIT_USAGE
 
 
 async def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    from internal.llm.tools.tools import all_tools
+    if args.version:
+        from . import __version__
 
-    if args.list:
-        for tool in all_tools():
-            stdout.write(f"{tool.name:<10} {_first_line(tool.description)}\n")
+        stdout.write(f"toolsmith {__version__}\n")
         return EXIT_OK
-    if args.schema:
-        schemas = {t.name: t.info().parameters for t in all_tools()}
-        stdout.write(json.dumps(schemas, indent=2) + "\n")
-        return EXIT_OK
+    if args.list or args.schema:
+        return _describe_tools(args, stdout)
 
-    from internal.session import Session
+    from .config import Config, ConfigError
+    from .session import Session
 
     cwd = Path(args.cwd)
     if not cwd.is_dir():
-        sys.stderr.write(f"toolsmith: --cwd {args.cwd} is not a directory\n")
-        return EXIT_USAGE
-    from internal.config import Config
-
-    session = Session(cwd, session_id=args.session, config=Config(lsp_enabled=not args.no_lsp))
-    _configure_logging(session.ctx.config.state_dir)
+        return _usage(f"--cwd {args.cwd} is not a directory")
+    try:
+        config = Config.load(cwd, file=args.config, **({"lsp_enabled": False} if args.no_lsp else {}))
+        session = Session(cwd, session_id=args.session, config=config)
+    except (ConfigError, ValueError) as exc:
+        return _usage(str(exc))
+    _configure_logging(session.ctx.state.directory())
     if args.session:
         session.load_state()
     try:
         if args.batch:
             return await _run_batch(session, args.batch, stdin, stdout)
         if not args.tool:
-            sys.stderr.write("toolsmith: name a tool (see --list), or use --batch\n")
-            return EXIT_USAGE
+            return _usage("name a tool (see --list), or use --batch")
         raw = stdin.read() if args.params == "-" else (args.params if args.params is not None else "{}")
         response = await session.run(args.tool, raw)
         envelope = response.to_json()
         stdout.write(json.dumps(envelope, ensure_ascii=False) + "\n" if args.json else _with_newline(response.content))
+        stdout.flush()
         return _exit_code(envelope)
     finally:
         if args.session:
             session.save_state()
         await session.close()
+        if session.ctx.state.problem:
+            sys.stderr.write(session.ctx.state.problem + "\n")
+
+
+def _describe_tools(args: argparse.Namespace, stdout: TextIO) -> int:
+    from .llm.tools.tools import all_tools
+
+    tools = [tool.info() for tool in all_tools()]
+    if args.list:
+        for info in tools:
+            stdout.write(f"{info.name:<10} {first_sentence(info.description)}\n")
+    else:
+        described = [{"name": i.name, "description": i.description, "parameters": i.parameters} for i in tools]
+        stdout.write(json.dumps(described, indent=2, ensure_ascii=False) + "\n")
+    return EXIT_OK
 
 
 def _with_newline(text: str) -> str:
@@ -122,17 +164,22 @@ def _with_newline(text: str) -> str:
 
 
 async def _run_batch(session: Any, source: str, stdin: TextIO, stdout: TextIO) -> int:
-    """One JSON envelope per input line; the exit code is the worst of all calls."""
-    lines = stdin.read().splitlines() if source == "-" else Path(source).read_text(encoding="utf-8").splitlines()
+    """One JSON envelope per input line (with the line's ``id`` echoed); the exit code is the
+    worst of all calls."""
+    try:
+        lines = stdin.read().splitlines() if source == "-" else Path(source).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        return _usage(f"cannot read the batch file {source}: {exc}")
     worst = EXIT_OK
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        call: Any = None
         try:
             call = json.loads(line)
             if not isinstance(call, dict) or not isinstance(call.get("tool"), str):
                 raise ValueError('expected an object with a "tool" string')
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             envelope: dict[str, Any] = {
                 "content": f"Batch line {number}: {exc}",
                 "is_error": True,
@@ -140,6 +187,8 @@ async def _run_batch(session: Any, source: str, stdin: TextIO, stdout: TextIO) -
             }
         else:
             envelope = (await session.run(call["tool"], call.get("params", {}))).to_json()
+        if isinstance(call, dict) and "id" in call:
+            envelope = {"id": call["id"], **envelope}
         stdout.write(json.dumps(envelope, ensure_ascii=False) + "\n")
         stdout.flush()
         worst = max(worst, _exit_code(envelope))

@@ -1,8 +1,29 @@
-"""Per-session settings. Every limit a tool enforces has its default here or beside its code."""
+"""Per-session settings, and the config files that set them.
+
+Every limit a tool enforces has its default here or beside its code. :meth:`Config.load` layers,
+later over earlier: the defaults, the user's ``$XDG_CONFIG_HOME/toolsmith/config.toml``, the
+workspace's ``.toolsmith/config.toml``, then an explicit file (the CLI's ``--config``). Files are
+read with :mod:`tomllib`; an unknown key or a wrong type is a :class:`ConfigError` naming the
+file, the key and what was expected — never silently ignored.
+
+Keys mirror the fields below; sections group some of them::
+
+    max_output_lines = 2000
+    allowed_dirs = ["../shared-fixtures"]      # relative paths: from the workspace root
+    [lsp]
+    enabled = true
+    [lsp.servers.basedpyright]
+    settings = { "basedpyright.analysis" = { typeCheckingMode = "strict" } }
+    [lsp.servers.mylang]
+    command = ["mylang-lsp", "--stdio"]
+    extensions = [".ml"]
+"""
 
 from __future__ import annotations
 
+import difflib
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,8 +32,20 @@ from typing import Any
 DEFAULT_MAX_OUTPUT_LINES = 2000
 DEFAULT_MAX_OUTPUT_BYTES = 50 * 1024
 
-#: Directories no mutating tool may write into, relative to the workspace or absolute.
-DEFAULT_PROTECTED_DIRS: tuple[str, ...] = (".git",)
+#: Never written by a mutating tool. A bare name is protected at any depth (``sub/.git/config``
+#: too); an entry with a ``/`` is a path, relative to the workspace unless absolute. ``.git``
+#: holds hooks and config that run commands; ``.toolsmith`` configures language-server commands
+#: and custom tools.
+DEFAULT_PROTECTED_DIRS: tuple[str, ...] = (".git", ".toolsmith")
+
+#: The environment variable that moves the state directory.
+STATE_DIR_ENV = "TOOLSMITH_STATE_DIR"
+#: The workspace's config file, relative to its root.
+WORKSPACE_CONFIG = Path(".toolsmith") / "config.toml"
+
+
+class ConfigError(ValueError):
+    """A config file or a ``Config(...)`` argument is invalid. The message names where and what."""
 
 
 def default_state_dir() -> Path:
@@ -20,12 +53,18 @@ def default_state_dir() -> Path:
 
     ``$TOOLSMITH_STATE_DIR``, else ``$XDG_STATE_HOME/toolsmith``, else ``~/.local/state/toolsmith``.
     """
-    explicit = os.environ.get("TOOLSMITH_STATE_DIR")
+    explicit = os.environ.get(STATE_DIR_ENV)
     if explicit:
         return Path(explicit)
     xdg = os.environ.get("XDG_STATE_HOME")
     base = Path(xdg) if xdg else Path.home() / ".local" / "state"
     return base / "toolsmith"
+
+
+def user_config_file() -> Path:
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".config"
+    return base / "toolsmith" / "config.toml"
 
 
 @dataclass
@@ -36,6 +75,8 @@ class Config:
     max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
     #: Mutating tools must stay inside the workspace (or ``allowed_dirs``) when true.
     confine_writes: bool = True
+    #: Directories outside the workspace that tools may change and read without asking
+    #: (relative ones are taken from the workspace root).
     allowed_dirs: list[Path] = field(default_factory=list)
     protected_dirs: list[str] = field(default_factory=lambda: list(DEFAULT_PROTECTED_DIRS))
     state_dir: Path = field(default_factory=default_state_dir)
@@ -43,7 +84,7 @@ class Config:
     rg_path: str | None = None
     #: Feed language-server diagnostics back after view and edits.
     lsp_enabled: bool = True
-    #: Language servers by name, merged over the defaults (see internal/lsp).
+    #: Language servers by name, merged over the defaults (see internal/lsp/servers.py).
     lsp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: Extra skill directories, searched after the default tiers.
     skill_paths: list[Path] = field(default_factory=list)
@@ -51,3 +92,223 @@ class Config:
     user_agent: str = "toolsmith/0.1 (+coding-agent fetch tool)"
     #: Refuse fetches to private/loopback addresses (off by default; see README).
     block_private_networks: bool = False
+
+    def __post_init__(self) -> None:
+        if self.lsp_servers:
+            self.lsp_servers = check_lsp_servers(self.lsp_servers, "Config(lsp_servers=...)")
+
+    @classmethod
+    def load(
+        cls,
+        workspace: str | os.PathLike[str],
+        *,
+        file: str | os.PathLike[str] | None = None,
+        user: bool = True,
+        **overrides: Any,
+    ) -> Config:
+        """Defaults, then the user's config file, the workspace's, ``file``, then ``overrides``."""
+        root = Path(os.path.realpath(workspace))
+        values: dict[str, Any] = {}
+        layers = [(user_config_file(), False)] if user else []
+        layers.append((root / WORKSPACE_CONFIG, False))
+        if file is not None:
+            layers.append((Path(file), True))
+        for path, required in layers:
+            if not required and not path.is_file():
+                continue
+            _merge(values, read_config_file(path, root))
+        values.update(overrides)
+        return cls(**values)
+
+
+# --- the file format --------------------------------------------------------------------------
+
+
+def _expect_int(minimum: int) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _Wrong(f"an integer >= {minimum}")
+        if value < minimum:
+            raise _Wrong(f"an integer >= {minimum}", f"{value}")
+        return value
+
+    return check
+
+
+def _expect_bool(value: Any) -> Any:
+    if not isinstance(value, bool):
+        raise _Wrong("true or false")
+    return value
+
+
+def _expect_str(value: Any) -> Any:
+    if not isinstance(value, str):
+        raise _Wrong("a string")
+    return value
+
+
+def _expect_strs(value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _Wrong("a list of strings")
+    return list(value)
+
+
+def _expect_table(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _Wrong("a table")
+    return dict(value)
+
+
+class _Wrong(Exception):
+    def __init__(self, expected: str, got: str | None = None) -> None:
+        super().__init__(expected)
+        self.expected = expected
+        self.got = got
+
+
+@dataclass(frozen=True)
+class _Key:
+    field: str
+    check: Callable[[Any], Any]
+    #: "path" / "paths": strings made into paths, relative ones from the workspace root.
+    paths: str = ""
+
+
+#: Dotted TOML key → Config field. A dotted prefix of a key is a section (``[lsp]``).
+CONFIG_KEYS: dict[str, _Key] = {
+    "max_output_lines": _Key("max_output_lines", _expect_int(1)),
+    "max_output_bytes": _Key("max_output_bytes", _expect_int(1024)),
+    "confine_writes": _Key("confine_writes", _expect_bool),
+    "allowed_dirs": _Key("allowed_dirs", _expect_strs, "paths"),
+    "protected_dirs": _Key("protected_dirs", _expect_strs),
+    "state_dir": _Key("state_dir", _expect_str, "path"),
+    "rg_path": _Key("rg_path", _expect_str),
+    "skill_paths": _Key("skill_paths", _expect_strs, "paths"),
+    "user_agent": _Key("user_agent", _expect_str),
+    "block_private_networks": _Key("block_private_networks", _expect_bool),
+    "lsp.enabled": _Key("lsp_enabled", _expect_bool),
+    "lsp.servers": _Key("lsp_servers", _expect_table),
+}
+
+#: Keys of one ``[lsp.servers.NAME]`` table.
+LSP_SERVER_KEYS: dict[str, Callable[[Any], Any]] = {
+    "command": _expect_strs,
+    "extensions": _expect_strs,
+    "language_id": _expect_str,
+    "root_markers": _expect_strs,
+    "init_options": _expect_table,
+    "settings": _expect_table,
+    "disabled": _expect_bool,
+}
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a table"
+    return type(value).__name__
+
+
+def _unknown(where: str, key: str, known: list[str]) -> ConfigError:
+    close = difflib.get_close_matches(key, known, n=1)
+    hint = f" Did you mean '{close[0]}'?" if close else ""
+    return ConfigError(f"{where}: unknown key '{key}'.{hint} Known keys: {', '.join(sorted(known))}.")
+
+
+def _checked(where: str, key: str, check: Callable[[Any], Any], value: Any) -> Any:
+    try:
+        return check(value)
+    except _Wrong as wrong:
+        got = wrong.got or _json_type(value)
+        raise ConfigError(f"{where}: '{key}' must be {wrong.expected}, got {got}.") from None
+
+
+def check_lsp_servers(raw: Any, where: str, prefix: str = "lsp.servers") -> dict[str, dict[str, Any]]:
+    """Validate ``{name: {command, extensions, ...}}``: types, unknown keys, and that a server
+    that is not one of the defaults says how to start it and for which files."""
+    from .lsp.servers import DEFAULT_SERVER_NAMES
+
+    table = _checked(where, prefix, _expect_table, raw)
+    out: dict[str, dict[str, Any]] = {}
+    for name, spec in table.items():
+        spec = _checked(where, f"{prefix}.{name}", _expect_table, spec)
+        entry: dict[str, Any] = {}
+        for key, value in spec.items():
+            if key not in LSP_SERVER_KEYS:
+                raise _unknown(where, f"{prefix}.{name}.{key}", [f"{prefix}.{name}.{k}" for k in LSP_SERVER_KEYS])
+            entry[key] = _checked(where, f"{prefix}.{name}.{key}", LSP_SERVER_KEYS[key], value)
+        if "command" in entry and not entry["command"]:
+            raise ConfigError(f"{where}: '{prefix}.{name}.command' must not be empty.")
+        new_server = name not in DEFAULT_SERVER_NAMES and not entry.get("disabled", False)
+        if new_server and not (entry.get("command") and entry.get("extensions")):
+            raise ConfigError(
+                f"{where}: '{prefix}.{name}' is not a built-in server ({', '.join(DEFAULT_SERVER_NAMES)}), so it "
+                "needs 'command' (a list of strings) and 'extensions' (e.g. [\".ml\"])."
+            )
+        out[name] = entry
+    return out
+
+
+def read_config_file(path: Path, workspace: Path) -> dict[str, Any]:
+    """Config field values set by one TOML file. Raises :class:`ConfigError`."""
+    import tomllib
+
+    where = str(path)
+    try:
+        with open(path, "rb") as handle:
+            document = tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"{where}: config file not found.") from None
+    except OSError as exc:
+        raise ConfigError(f"{where}: cannot read the config file ({exc.strerror}).") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{where}: invalid TOML: {exc}.") from None
+    values: dict[str, Any] = {}
+    _read_table(document, "", where, workspace, values)
+    return values
+
+
+def _read_table(table: Mapping[str, Any], prefix: str, where: str, workspace: Path, out: dict[str, Any]) -> None:
+    sections = {k.rsplit(".", 1)[0] for k in CONFIG_KEYS if "." in k}
+    for key, value in table.items():
+        dotted = f"{prefix}{key}"
+        spec = CONFIG_KEYS.get(dotted)
+        if spec is None and dotted in sections:
+            _read_table(_checked(where, dotted, _expect_table, value), f"{dotted}.", where, workspace, out)
+            continue
+        if spec is None:
+            known = [k for k in CONFIG_KEYS if k.startswith(prefix)] + [s for s in sections if s.startswith(prefix)]
+            raise _unknown(where, dotted, known)
+        checked = _checked(where, dotted, spec.check, value)
+        if dotted == "lsp.servers":
+            checked = check_lsp_servers(checked, where)
+        elif spec.paths == "path":
+            checked = _from_workspace(checked, workspace)
+        elif spec.paths == "paths":
+            checked = [_from_workspace(p, workspace) for p in checked]
+        out[spec.field] = checked
+
+
+def _from_workspace(raw: str, workspace: Path) -> Path:
+    path = Path(os.path.expanduser(raw))
+    return path if path.is_absolute() else workspace / path
+
+
+def _merge(values: dict[str, Any], layer: dict[str, Any]) -> None:
+    """Later layers win; server tables merge per server and per key."""
+    for name, value in layer.items():
+        if name == "lsp_servers" and name in values:
+            merged = {server: dict(spec) for server, spec in values[name].items()}
+            for server, spec in value.items():
+                merged.setdefault(server, {}).update(spec)
+            values[name] = merged
+        else:
+            values[name] = value
+

@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from internal.cancel import CancelToken
-from internal.config import Config
-from internal.fsutil.atomic import atomic_write
-from internal.fsutil.locks import PathLocks
-from internal.llm.tools.file import FileTracker
-from internal.llm.tools.tools import (
+from .cancel import CancelToken
+from .config import Config
+from .file_tracker import FileTracker
+from .fsutil.atomic import atomic_write
+from .fsutil.locks import PathLocks
+from .llm.tools.tools import (
     DiagnosticsSource,
     Progress,
     ToolContext,
@@ -30,8 +31,21 @@ from internal.llm.tools.tools import (
     all_tools,
     run_tool,
 )
-from internal.permission import Asker, PermissionService, allow_all
-from internal.shell.state import ShellState
+from .permission import Asker, PermissionService, allow_all
+from .shell.state import ShellState
+from .state import PRIVATE_FILE_MODE
+
+#: Session ids name a directory in the state dir: no separators, no "." or "..".
+SESSION_ID_RE = re.compile(r"^(?!\.+$)[A-Za-z0-9._-]{1,64}$")
+
+
+def check_session_id(session_id: str) -> str:
+    if not SESSION_ID_RE.match(session_id):
+        shown = session_id[:80] + ("…" if len(session_id) > 80 else "")
+        raise ValueError(
+            f"invalid session id {shown!r}: use 1-64 characters from A-Z a-z 0-9 . _ - (not only dots)"
+        )
+    return session_id
 
 
 class Session:
@@ -48,7 +62,7 @@ class Session:
     ) -> None:
         ctx = ToolContext(
             workspace=Path(os.path.realpath(workspace)),
-            session_id=session_id or uuid.uuid4().hex,
+            session_id=check_session_id(session_id) if session_id is not None else uuid.uuid4().hex,
             config=config or Config(),
             permissions=PermissionService(asker),
             lsp=lsp,
@@ -84,7 +98,7 @@ class Session:
 
     def available_skills_xml(self) -> str:
         """The ``<available_skills>`` block for the system prompt (see internal/skills.py)."""
-        from internal.skills import available_skills_xml
+        from .skills import available_skills_xml
 
         return available_skills_xml(self.ctx.workspace, list(self.ctx.config.skill_paths))
 
@@ -107,7 +121,7 @@ class Session:
         try:
             data = json.loads(self.state_file().read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return
+            return  # none yet, or unreadable: the session starts fresh
         if not isinstance(data, dict):
             return
         if isinstance(data.get("files"), dict):
@@ -116,12 +130,20 @@ class Session:
             self.ctx.shell = ShellState.from_json(data["shell"])
 
     def save_state(self) -> None:
+        """Write the state file (0600: it holds the shell's exported environment). Without a
+        usable state directory nothing is kept; ``ctx.state.problem`` says why."""
+        directory = self.ctx.state.directory("sessions", self.session_id)
+        if not self.ctx.state.usable:
+            return
         data = {"files": self.ctx.files.to_json(), "shell": self.ctx.shell.to_json()}
-        atomic_write(self.state_file(), json.dumps(data).encode("utf-8"))
+        try:
+            atomic_write(directory / "state.json", json.dumps(data).encode("utf-8"), mode=PRIVATE_FILE_MODE)
+        except OSError as exc:
+            self.ctx.state.problem = f"toolsmith: could not save the session state in {directory}: {exc.strerror}."
 
 
 def _default_lsp(ctx: ToolContext) -> DiagnosticsSource:
     """The LSP layer. Cheap to create: servers start on the first file of their type."""
-    from internal.lsp.manager import LspManager
+    from .lsp.manager import LspManager
 
-    return LspManager(ctx.workspace, ctx.config)
+    return LspManager(ctx.workspace, ctx.config, ctx.state)

@@ -6,18 +6,25 @@ and every cut tells the model how to get the rest.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-#: Spill files older than this are deleted when a new one is written in the same directory.
+from .state import StateDir, open_private
+
+#: Spill files (full outputs of bash and fetch) live in one directory of the state dir, shared by
+#: every session, under one budget: older than a day, past the newest SPILL_BUDGET_FILES, or past
+#: SPILL_BUDGET_BYTES in all, the oldest are deleted whenever a new one is started.
 SPILL_MAX_AGE_S = 24 * 3600
-#: At most this many spill files are kept per session; the oldest go first.
-SPILL_MAX_FILES = 100
+SPILL_BUDGET_FILES = 500
+SPILL_BUDGET_BYTES = 500 * 1024 * 1024
+#: One spill file keeps at most this much: the first half of the output and the last half.
+SPILL_FILE_MAX_BYTES = 100 * 1024 * 1024
+COPY_CHUNK = 1024 * 1024
 
 
 def cut_utf8(text: str, max_bytes: int) -> str:
@@ -60,49 +67,122 @@ def head_tail(text: str, max_chars: int) -> Bounded:
     return Bounded(f"{head}\n... [{omitted} lines truncated] ...\n\n{tail}", True, omitted)
 
 
-def spill_dir(state_dir: Path, session_id: str) -> Path:
-    return state_dir / "sessions" / session_id / "output"
-
-
-def new_spill_path(state_dir: Path, session_id: str, tool: str) -> Path:
-    """A fresh file for a tool's full output; old spill files are pruned first."""
-    directory = spill_dir(state_dir, session_id)
-    directory.mkdir(parents=True, exist_ok=True)
+def new_spill_path(state: StateDir, session_id: str, tool: str) -> Path:
+    """A fresh path for a tool's full output; the spill budget is enforced first."""
+    directory = state.directory("output")
     prune_spill_files(directory)
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    return directory / f"{tool}-{stamp}-{uuid.uuid4().hex[:8]}.txt"
+    return directory / f"{tool}-{stamp}-{session_id[:12]}-{uuid.uuid4().hex[:8]}.txt"
 
 
-def prune_spill_files(directory: Path) -> None:
-    """Delete spill files older than a day, then all but the newest SPILL_MAX_FILES."""
+def prune_spill_files(directory: Path, now: float | None = None) -> None:
+    """Delete spill files past the age limit, then the oldest past the count and byte budgets."""
     try:
-        entries = [(e.stat().st_mtime, Path(e.path)) for e in os.scandir(directory) if e.is_file()]
+        entries = [(e.stat(), Path(e.path)) for e in os.scandir(directory) if e.is_file(follow_symlinks=False)]
     except OSError:
         return
-    now = time.time()
-    entries.sort(reverse=True)
-    for index, (mtime, path) in enumerate(entries):
-        if now - mtime > SPILL_MAX_AGE_S or index >= SPILL_MAX_FILES:
-            path.unlink(missing_ok=True)
+    now = time.time() if now is None else now
+    entries.sort(key=lambda entry: entry[0].st_mtime, reverse=True)
+    used = 0
+    for index, (st, path) in enumerate(entries):
+        used += st.st_size
+        if now - st.st_mtime > SPILL_MAX_AGE_S or index >= SPILL_BUDGET_FILES - 1 or used > SPILL_BUDGET_BYTES:
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
+class _CappedFile:
+    """A spill file that keeps the first and last ``cap // 2`` bytes of an unbounded stream.
+
+    The head is written in order; past it, bytes go round a ring of the same size in a sibling
+    file, and :meth:`close` appends the ring, oldest first, after a marker saying how much was
+    dropped. Disk use never passes ``cap`` (plus the marker); memory stays at one copy chunk.
+    """
+
+    def __init__(self, path: Path, cap: int) -> None:
+        self.path = path
+        self._half = max(cap // 2, 1)
+        self._fd = open_private(path)
+        self._written = 0
+        self._ring_fd: int | None = None
+        self._ring_total = 0
+
+    def write(self, data: bytes) -> None:
+        room = self._half - self._written
+        if room > 0:
+            head, data = data[:room], data[room:]
+            _write_all(self._fd, head)
+            self._written += len(head)
+        if not data:
+            return
+        if self._ring_fd is None:
+            ring = self.path.with_name(self.path.name + ".ring")
+            self._ring_fd = open_private(ring, os.O_RDWR | os.O_CREAT | os.O_TRUNC)
+        if len(data) > self._half:  # only the newest ring-full of this chunk can survive
+            self._ring_total += len(data) - self._half
+            data = data[-self._half :]
+        while data:
+            at = self._ring_total % self._half
+            piece = data[: self._half - at]
+            os.pwrite(self._ring_fd, piece, at)
+            self._ring_total += len(piece)
+            data = data[len(piece) :]
+
+    def close(self) -> None:
+        try:
+            if self._ring_fd is not None:
+                self._append_ring()
+        finally:
+            os.close(self._fd)
+
+    def _append_ring(self) -> None:
+        assert self._ring_fd is not None
+        kept = min(self._ring_total, self._half)
+        dropped = self._ring_total - kept
+        if dropped:
+            marker = f"\n... [{dropped} bytes omitted: a spill file keeps the first and last {self._half} bytes] ...\n"
+            _write_all(self._fd, marker.encode())
+        start = self._ring_total % self._half
+        # Oldest first: once the ring wrapped, from the write position to its end, then the start.
+        segments = [(start, self._half - start), (0, start)] if dropped else [(0, kept)]
+        for offset, length in segments:
+            while length > 0:
+                chunk = os.pread(self._ring_fd, min(COPY_CHUNK, length), offset)
+                if not chunk:
+                    break
+                _write_all(self._fd, chunk)
+                offset += len(chunk)
+                length -= len(chunk)
+        os.close(self._ring_fd)
+        with contextlib.suppress(OSError):
+            os.unlink(self.path.with_name(self.path.name + ".ring"))
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 class SpillingBuffer:
     """Collects a stream of bytes with bounded memory; spills everything to a file once large.
 
-    Until ``max_chars`` worth of bytes arrive, everything is kept in memory. Past that, the whole
-    stream goes to ``spill_path`` (written as it arrives) and memory keeps only a head and a
-    tail, enough to render :func:`head_tail` text. Used by bash and fetch.
+    Until ``max_chars`` worth of bytes arrive, everything is kept in memory. Past that, the
+    stream goes to a spill file (written as it arrives, capped at ``file_cap`` bytes: head and
+    tail kept) and memory keeps only a head and a tail, enough to render :func:`head_tail` text.
+    Used by bash, fetch and custom tools.
     """
 
-    def __init__(self, max_chars: int, spill_path: Callable[[], Path]) -> None:
+    def __init__(self, max_chars: int, spill_path: Callable[[], Path], file_cap: int = SPILL_FILE_MAX_BYTES) -> None:
         self.max_chars = max_chars
         self._spill_path = spill_path
+        self._file_cap = file_cap
         self._memory = bytearray()
         # UTF-8 needs up to 4 bytes a character; keep that much of each end.
         self._edge = 4 * max_chars // 2 + 4
         self._head = b""
         self._tail = bytearray()
-        self._file: Any = None
+        self._file: _CappedFile | None = None
         self.path: Path | None = None
         self.total_bytes = 0
         self.newlines = 0
@@ -122,8 +202,8 @@ class SpillingBuffer:
 
     def _start_spilling(self) -> None:
         self.path = self._spill_path()
-        self._file = open(self.path, "wb")  # noqa: SIM115 - closed in close()
-        self._file.write(self._memory)
+        self._file = _CappedFile(self.path, self._file_cap)
+        self._file.write(bytes(self._memory))
         self._head = bytes(self._memory[: self._edge])
         self._tail = bytearray(self._memory[-self._edge :])
         self._memory = bytearray()
@@ -131,6 +211,7 @@ class SpillingBuffer:
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
+            self._file = None
 
     @property
     def spilled(self) -> bool:

@@ -27,9 +27,9 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-from internal.config import Config  # noqa: E402
-from internal.llm.tools.tools import ToolResponse  # noqa: E402
-from internal.session import Session  # noqa: E402
+from toolsmith.config import Config  # noqa: E402
+from toolsmith.llm.tools.tools import ToolResponse  # noqa: E402
+from toolsmith.session import Session  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -6,13 +6,13 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import internal
-from internal import CancelToken, Config, Decision, PermissionRequest, Session
+import toolsmith
+from toolsmith import CancelToken, Config, Decision, PermissionRequest, Session
 
 
 def test_public_surface_exports() -> None:
-    for name in internal.__all__:
-        assert getattr(internal, name) is not None
+    for name in toolsmith.__all__:
+        assert getattr(toolsmith, name) is not None
 
 
 def test_readme_example_flow(workspace: Path) -> None:
@@ -43,4 +43,4 @@ def test_readme_example_flow(workspace: Path) -> None:
 
 
 def test_all_matches_the_lazy_exports() -> None:
-    assert sorted(internal.__all__) == sorted(internal._EXPORTS)
+    assert sorted(toolsmith.__all__) == sorted(toolsmith._EXPORTS)

@@ -50,13 +50,96 @@ def test_exit_codes_and_no_traceback(workspace: Path) -> None:
         assert "Traceback" not in proc.stdout + proc.stderr
 
 
-def test_list_and_schema() -> None:
+def test_list_shows_whole_first_sentences_and_schema_describes_each_tool() -> None:
     listed = cli("--list")
     assert listed.returncode == 0
-    names = [line.split()[0] for line in listed.stdout.splitlines()]
-    assert {"view", "write"} <= set(names)
-    schema = json.loads(cli("--schema").stdout)
-    assert schema["view"]["required"] == ["file_path"]
+    rows = {line.split()[0]: line.split(None, 1)[1] for line in listed.stdout.splitlines()}
+    assert {"view", "write", "multiedit", "lsp"} <= set(rows)
+    assert rows["multiedit"] == "Makes several edits to one file in a single call."
+    assert rows["lsp"].endswith("document_symbol or workspace_symbol.")  # a sentence over two source lines
+    described = json.loads(cli("--schema").stdout)
+    view = next(tool for tool in described if tool["name"] == "view")
+    assert view["description"].startswith("Reads a file") and view["parameters"]["required"] == ["file_path"]
+    assert [tool["name"] for tool in described] == list(rows)
+
+
+def test_version_and_unknown_tool_suggestion(workspace: Path) -> None:
+    from toolsmith import __version__
+
+    assert cli("--version").stdout == f"toolsmith {__version__}\n"
+    typo = cli("--cwd", str(workspace), "veiw", "{}")
+    assert typo.returncode == 2 and "Unknown tool 'veiw'. Did you mean 'view'?" in typo.stdout
+
+
+def test_batch_echoes_ids(workspace: Path) -> None:
+    (workspace / "f.txt").write_text("a\n")
+    calls = "\n".join(
+        [
+            json.dumps({"id": "call-1", "tool": "view", "params": {"file_path": "f.txt"}}),
+            json.dumps({"tool": "view", "params": {"file_path": "f.txt"}}),
+            json.dumps({"id": 7, "tool": "nope"}),
+        ]
+    )
+    out = cli("--cwd", str(workspace), "--batch", "-", stdin=calls).stdout
+    envelopes = [json.loads(line) for line in out.splitlines()]
+    assert [e.get("id") for e in envelopes] == ["call-1", None, 7]
+    assert "id" not in envelopes[1] and envelopes[2]["is_error"]
+
+
+def test_batch_into_a_closed_pipe_exits_quietly(workspace: Path) -> None:
+    (workspace / "f.txt").write_text("a\n")
+    batch = workspace / "calls.jsonl"
+    call = json.dumps({"tool": "view", "params": {"file_path": "f.txt"}})
+    batch.write_text((call + "\n") * 2000)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cmd.tools", "--cwd", str(workspace), "--batch", str(batch)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert json.loads(proc.stdout.readline())["is_error"] is False
+    proc.stdout.close()  # what `| head -1` does
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141
+    assert stderr == "", stderr
+
+
+def test_invalid_session_ids_are_refused(workspace: Path) -> None:
+    for bad in ("../x", "..", "a/b", "x" * 65, ""):
+        proc = cli("--cwd", str(workspace), "--session", bad, "ls", "{}")
+        assert proc.returncode == 2 and "invalid session id" in proc.stderr, bad
+    assert cli("--cwd", str(workspace), "--session", "ok.id-1_2", "ls", "{}").returncode == 0
+
+
+def test_state_is_private(workspace: Path, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    env = {"TOOLSMITH_STATE_DIR": str(state)}
+    base = ["--cwd", str(workspace), "--session", "private"]
+    exported = cli(*base, "bash", '{"command": "export API_KEY=secret; seq 1 20000"}', env=env)
+    assert exported.returncode == 0, exported.stdout + exported.stderr
+    assert (state.stat().st_mode & 0o777) == 0o700
+    state_file = state / "sessions" / "private" / "state.json"
+    assert (state_file.stat().st_mode & 0o777) == 0o600 and "secret" in state_file.read_text()
+    spilled = json.loads(cli(*base, "--json", "bash", '{"command": "seq 1 50000"}', env=env).stdout)
+    spill = Path(spilled["metadata"]["full_output_path"])
+    assert spill.is_relative_to(state) and (spill.stat().st_mode & 0o777) == 0o600
+    for directory in [state, *(p for p in state.rglob("*") if p.is_dir())]:
+        assert (directory.stat().st_mode & 0o077) == 0, directory
+
+
+def test_unusable_state_dir_is_one_line_and_the_tool_still_runs(workspace: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    env = {"TOOLSMITH_STATE_DIR": str(blocker / "state")}
+    proc = cli("--cwd", str(workspace), "--session", "s", "bash", '{"command": "seq 1 50000 | tail -1"}', env=env)
+    assert proc.returncode == 0 and proc.stdout.strip() == "50000"
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(blocker / "state") in lines[0] and "TOOLSMITH_STATE_DIR" in lines[0], proc.stderr
+    big = cli("--cwd", str(workspace), "--json", "bash", '{"command": "seq 1 50000"}', env=env)
+    envelope = json.loads(big.stdout)
+    assert Path(envelope["metadata"]["full_output_path"]).is_file()  # spilled to a private temp dir instead
+    assert "Traceback" not in big.stderr
 
 
 def test_batch_runs_in_one_session(workspace: Path) -> None:
@@ -88,7 +171,7 @@ def test_pdb_still_importable_from_repo_root() -> None:
 
 
 def test_console_script_runs_from_anywhere(workspace: Path) -> None:
-    """The installed `toolsmith` script works outside the repo (it imports internal, not cmd)."""
+    """The installed `toolsmith` script works outside the repo."""
     script = Path(sys.executable).parent / "toolsmith"
     (workspace / "f.txt").write_text("x\n")
     proc = subprocess.run(

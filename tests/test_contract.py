@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from toolsmith.errors import ToolError
+from toolsmith.file_tracker import FileTracker
+from toolsmith.llm.tools.tools import all_tools, run_tool
+from toolsmith.permission import Decision, PermissionRequest, PermissionService
 
-from internal.errors import ToolError
-from internal.llm.tools.file import FileTracker
-from internal.llm.tools.tools import all_tools, run_tool
-from internal.permission import Decision, PermissionRequest, PermissionService
 from tests.conftest import make_session
 
 json_values = st.recursive(
@@ -51,7 +51,7 @@ def test_arbitrary_json_to_every_tool_never_raises(tool: str, params: Any) -> No
     """
     import tempfile
 
-    from internal.permission import read_only_policy
+    from toolsmith.permission import read_only_policy
 
     ws = Path(tempfile.mkdtemp())
     session = make_session(ws, asker=read_only_policy)
@@ -85,7 +85,7 @@ def test_unknown_tool(workspace: Path) -> None:
 
 
 def test_unexpected_exception_becomes_short_error(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from internal.llm.tools import view
+    from toolsmith.llm.tools import view
 
     async def boom(params: Any, ctx: Any) -> Any:
         raise RuntimeError("kaboom")

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from internal.textmatch import EditError, apply_plan, find, plan_edit
+from toolsmith.textmatch import EditError, apply_plan, find, plan_edit
 
 PY = """class A:
     def f(self, x):

@@ -25,8 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from internal.errors import ToolError
-from internal.textmatch import fold_punctuation
+from ..errors import ToolError
+from ..textmatch import fold_punctuation
 
 #: A chunk whose fuzz is above this is rejected.
 FUZZ_THRESHOLD = 3

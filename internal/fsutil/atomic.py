@@ -39,13 +39,15 @@ def _fsync_dir(directory: Path) -> None:
             os.close(fd)
 
 
-def _stage(target: Path, data: bytes) -> Path:
-    """Write ``data`` to a fsynced temp file beside ``target`` carrying ``target``'s mode."""
+def _stage(target: Path, data: bytes, mode: int | None = None) -> Path:
+    """Write ``data`` to a fsynced temp file beside ``target`` carrying ``target``'s mode
+    (or ``mode`` when given)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        mode = NEW_FILE_MODE & ~_umask()
+    if mode is None:
+        try:
+            mode = stat.S_IMODE(target.stat().st_mode)
+        except FileNotFoundError:
+            mode = NEW_FILE_MODE & ~_umask()
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     tmp = Path(tmp_name)
     try:
@@ -60,10 +62,11 @@ def _stage(target: Path, data: bytes) -> Path:
     return tmp
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically, creating parent directories, keeping its mode."""
+def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Replace ``path`` with ``data`` atomically, creating parent directories, keeping its mode
+    (or setting ``mode``)."""
     target = _target(path)
-    tmp = _stage(target, data)
+    tmp = _stage(target, data, mode)
     try:
         os.replace(tmp, target)
     except BaseException:

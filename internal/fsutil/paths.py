@@ -6,7 +6,7 @@ import difflib
 import os
 from pathlib import Path
 
-from internal.errors import ToolError
+from ..errors import ToolError
 
 #: How many similar names a "File not found" error suggests.
 MAX_SUGGESTIONS = 3

@@ -13,7 +13,7 @@ import codecs
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from internal.errors import ToolError
+from ..errors import ToolError
 
 #: How many leading bytes the binary sniff looks at (seed 2.15).
 BINARY_SNIFF_BYTES = 4096

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from internal.lsp.diagnostics import Diag
-from internal.lsp.servers import ServerConfig, find_executable
+from ..state import open_private
+from .diagnostics import Diag
+from .servers import ServerConfig, find_executable
 
 log = logging.getLogger("toolsmith.lsp")
 T = TypeVar("T")
@@ -114,8 +115,8 @@ class LspClient:
         executable = find_executable(self.config.command[0])
         if executable is None:
             raise LspError(f"{self.config.command[0]} is not installed")
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        self._log_file = open(self.log_dir / f"{self.config.name}.log", "ab")  # noqa: SIM115 - closed in shutdown
+        log_fd = open_private(self.log_dir / f"{self.config.name}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        self._log_file = os.fdopen(log_fd, "ab")
         self._process = await asyncio.create_subprocess_exec(
             executable, *self.config.command[1:],
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=self._log_file,

@@ -14,10 +14,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from internal.config import Config
-from internal.lsp.client import LspClient, LspError
-from internal.lsp.diagnostics import ERROR, Diag, format_report
-from internal.lsp.servers import ServerConfig, find_root, language_id, server_for
+from ..config import Config
+from ..state import StateDir
+from .client import LspClient, LspError
+from .diagnostics import ERROR, Diag, format_report
+from .servers import ServerConfig, find_root, language_id, server_for
 
 log = logging.getLogger("toolsmith.lsp")
 
@@ -30,9 +31,10 @@ VIEW_WAIT_CAP_S = 1.0
 
 
 class LspManager:
-    def __init__(self, workspace: Path, config: Config) -> None:
+    def __init__(self, workspace: Path, config: Config, state: StateDir) -> None:
         self.workspace = workspace
         self.config = config
+        self.state = state
         self.clients: dict[tuple[str, Path], LspClient] = {}
         self._starting: dict[tuple[str, Path], asyncio.Lock] = {}
 
@@ -54,7 +56,7 @@ class LspManager:
                 await client.shutdown()
                 client = None
             if client is None:
-                client = LspClient(config, root, self.config.state_dir / "lsp")
+                client = LspClient(config, root, self.state.directory("lsp"))
                 try:
                     await client.start()
                 except (LspError, OSError) as exc:

@@ -2,7 +2,7 @@
 
 A server is used for a file when its extension matches and its command is found — in the running
 interpreter's ``bin`` directory (a venv's servers), then on PATH. The first matching configured
-server wins, in the order below (user entries first).
+server wins: user-defined servers first, then the defaults in the order below.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,26 +50,48 @@ DEFAULT_SERVERS: tuple[ServerConfig, ...] = (
 LANGUAGE_IDS = {".tsx": "typescriptreact", ".jsx": "javascriptreact", ".js": "javascript", ".c": "c", ".h": "c"}
 
 
-def user_servers(raw: dict[str, dict[str, Any]]) -> list[ServerConfig]:
-    """``Config.lsp_servers`` entries: ``{"name": {"command": [...], "extensions": [...], ...}}``."""
-    out = []
+DEFAULT_SERVER_NAMES: tuple[str, ...] = tuple(config.name for config in DEFAULT_SERVERS)
+
+
+def _normalised_extensions(extensions: list[str]) -> tuple[str, ...]:
+    return tuple(e.lower() if e.startswith(".") else f".{e.lower()}" for e in extensions)
+
+
+def configured_servers(raw: dict[str, dict[str, Any]]) -> list[ServerConfig]:
+    """User entries (validated by ``config.check_lsp_servers``) merged with the defaults.
+
+    An entry named like a default changes only the keys it gives (``settings`` alone, say); a
+    new name is a new server. User-only servers come first, then the defaults in their order.
+    Disabled servers are left out.
+    """
+    defaults = {config.name: config for config in DEFAULT_SERVERS}
+    out: list[ServerConfig] = []
     for name, spec in raw.items():
-        command = spec.get("command")
-        extensions = spec.get("extensions")
-        if not command or not extensions:
+        if name in defaults or spec.get("disabled"):
             continue
-        out.append(
-            ServerConfig(
-                name,
-                tuple(command),
-                tuple(e if e.startswith(".") else f".{e}" for e in extensions),
-                spec.get("language_id", name),
-                tuple(spec.get("root_markers", ())),
-                dict(spec.get("init_options", {})),
-                dict(spec.get("settings", {})),
-            )
-        )
+        out.append(_apply(ServerConfig(name, (), (), spec.get("language_id", name)), spec))
+    for config in DEFAULT_SERVERS:
+        spec = raw.get(config.name, {})
+        if not spec.get("disabled"):
+            out.append(_apply(config, spec))
     return out
+
+
+def _apply(config: ServerConfig, spec: dict[str, Any]) -> ServerConfig:
+    changes: dict[str, Any] = {}
+    if "command" in spec:
+        changes["command"] = tuple(spec["command"])
+    if "extensions" in spec:
+        changes["extensions"] = _normalised_extensions(spec["extensions"])
+    if "language_id" in spec:
+        changes["language_id"] = spec["language_id"]
+    if "root_markers" in spec:
+        changes["root_markers"] = tuple(spec["root_markers"])
+    if "init_options" in spec:
+        changes["init_options"] = {**config.init_options, **spec["init_options"]}
+    if "settings" in spec:
+        changes["settings"] = {**config.settings, **spec["settings"]}
+    return replace(config, **changes) if changes else config
 
 
 def find_executable(command: str) -> str | None:
@@ -84,9 +106,8 @@ def find_executable(command: str) -> str | None:
 def server_for(path: Path, raw_user: dict[str, dict[str, Any]]) -> ServerConfig | None:
     """The first configured server for ``path``'s extension whose command is installed."""
     suffix = path.suffix.lower()
-    disabled = {name for name, spec in raw_user.items() if spec.get("disabled")}
-    for config in (*user_servers(raw_user), *DEFAULT_SERVERS):
-        if config.name in disabled or suffix not in config.extensions:
+    for config in configured_servers(raw_user):
+        if suffix not in config.extensions:
             continue
         if find_executable(config.command[0]):
             return config

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from internal.errors import PermissionDenied
+from ..errors import PermissionDenied
 
 
 class Decision(enum.Enum):

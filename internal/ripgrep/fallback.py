@@ -11,9 +11,9 @@ import os
 import re
 from dataclasses import dataclass
 
-from internal.cancel import CancelToken
-from internal.errors import ToolError
-from internal.ripgrep.runner import FileQuery, Match, SearchQuery, SearchResult
+from ..cancel import CancelToken
+from ..errors import ToolError
+from .runner import FileQuery, Match, SearchQuery, SearchResult
 
 BINARY_PROBE_BYTES = 8192
 

@@ -20,8 +20,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from internal.cancel import CancelToken, race_cancel
-from internal.errors import ToolError
+from ..cancel import CancelToken, race_cancel
+from ..errors import ToolError
 
 #: A single rg run is stopped after this long.
 RG_TIMEOUT_S = 30.0
@@ -253,7 +253,7 @@ def _search_args(query: SearchQuery) -> list[str]:
 
 async def list_files(query: FileQuery, *, rg: str | None, limit: int, cancel: CancelToken) -> SearchResult:
     if rg is None:
-        from internal.ripgrep import fallback
+        from . import fallback
 
         return fallback.list_files(query, limit=limit, cancel=cancel)
     return await run_rg(rg, _file_args(query), mode="files", limit=limit, cancel=cancel, with_mtimes=query.with_mtimes)
@@ -261,7 +261,7 @@ async def list_files(query: FileQuery, *, rg: str | None, limit: int, cancel: Ca
 
 async def search(query: SearchQuery, *, rg: str | None, limit: int, cancel: CancelToken) -> SearchResult:
     if rg is None:
-        from internal.ripgrep import fallback
+        from . import fallback
 
         return fallback.search(query, limit=limit, cancel=cancel)
     return await run_rg(rg, _search_args(query), mode="search", limit=limit, cancel=cancel)

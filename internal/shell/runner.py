@@ -24,9 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from internal.cancel import CancelToken
-from internal.shell.state import ShellState
-from internal.truncate import SpillingBuffer
+from ..cancel import CancelToken
+from ..truncate import SpillingBuffer
+from .state import ShellState
 
 #: After SIGTERM, how long the group gets before SIGKILL.
 KILL_GRACE_S = 2.0
@@ -169,7 +169,6 @@ async def run_command(
 ) -> ShellResult:
     """Run ``command``; update ``state`` with the directory and environment it leaves."""
     cwd, note = _start_dir(state, workspace)
-    state_dir.mkdir(parents=True, exist_ok=True)
     base = state_dir / f"shell-{uuid.uuid4().hex}"
     started = time.monotonic()
     # Our own pipe, not asyncio's PIPE: asyncio's Process.wait() also waits for its pipes to

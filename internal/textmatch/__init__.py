@@ -19,8 +19,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from internal.errors import ToolError
-from internal.fsutil.textio import TextFile, normalize_eol
+from ..errors import ToolError
+from ..fsutil.textio import TextFile, normalize_eol
 
 #: How many ambiguous match line numbers an error lists.
 MAX_LINES_LISTED = 10

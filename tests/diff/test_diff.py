@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
+from toolsmith.diff import generate_diff, trim_diff
 
-from internal.diff import generate_diff, trim_diff
 from tests.helpers import apply_unified_diff
 
 # Few distinct lines so diffs have shared context; \r and \x0c and U+2028 must not split lines.

@@ -8,9 +8,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from internal.fsutil import atomic
-from internal.fsutil.atomic import FileChange, atomic_write, commit_file_set
+from toolsmith.fsutil import atomic
+from toolsmith.fsutil.atomic import FileChange, atomic_write, commit_file_set
 
 
 def test_creates_parents_and_keeps_mode(tmp_path: Path) -> None:
@@ -69,7 +68,7 @@ CHILD = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from internal.fsutil.atomic import atomic_write
+    from toolsmith.fsutil.atomic import atomic_write
     target = Path(sys.argv[1])
     size = int(sys.argv[2])
     i = 0

@@ -5,8 +5,7 @@ import codecs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from internal.fsutil.textio import (
+from toolsmith.fsutil.textio import (
     BinaryFileError,
     UndecodableFileError,
     UnencodableTextError,

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from toolsmith.config import Config
+from toolsmith.llm.tools.fetch import MAX_BODY_BYTES
 
-from internal.config import Config
-from internal.llm.tools.fetch import MAX_BODY_BYTES
 from tests.conftest import make_session
 
 HTML = b"""<html><head><title>T</title><style>.x{color:red}</style><script>var secret=1;</script></head>

@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from internal.config import Config
-from internal.lsp.servers import find_executable
-from internal.session import Session
+from toolsmith.config import Config
+from toolsmith.lsp.servers import find_executable
+from toolsmith.session import Session
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKER_SERVER = ROOT / "testdata" / "lsp" / "marker_server.py"

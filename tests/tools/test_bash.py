@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from toolsmith.cancel import CancelToken
+from toolsmith.permission import Decision, PermissionRequest
+from toolsmith.session import Session
 
-from internal.cancel import CancelToken
-from internal.permission import Decision, PermissionRequest
-from internal.session import Session
 from tests.conftest import Runner, make_session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,12 +129,14 @@ def test_interactive_commands_return(workspace: Path, run: Runner, command: str)
     assert time.monotonic() - started < 15
 
 
-def test_huge_output_bounded_memory_and_complete_file(workspace: Path) -> None:
+def test_huge_output_bounded_memory_and_capped_file(workspace: Path) -> None:
+    from toolsmith.truncate import SPILL_FILE_MAX_BYTES
+
     size = 300_000_000
     script = (
         "import asyncio, json\n"
-        "from internal.session import Session\n"
-        "from internal.config import Config\n"
+        "from toolsmith.session import Session\n"
+        "from toolsmith.config import Config\n"
         f"s = Session({str(workspace)!r}, config=Config(lsp_enabled=False))\n"
         f"r = asyncio.run(s.run('bash', {{'command': 'yes | head -c {size}'}}))\n"
         # VmHWM is this process image's own peak; ru_maxrss would include the forking parent's.
@@ -146,7 +148,14 @@ def test_huge_output_bounded_memory_and_complete_file(workspace: Path) -> None:
     report = json.loads(proc.stdout)
     assert report["rss_kb"] < 150_000, report["rss_kb"]  # far below the 300 MB streamed through
     path = Path(report["meta"]["full_output_path"])
-    assert path.stat().st_size == size
+    half = SPILL_FILE_MAX_BYTES // 2
+    with open(path, "rb") as spilled:
+        head = spilled.read(half)
+        marker = spilled.readline() + spilled.readline()
+        tail = spilled.read()
+    assert head == b"y\n" * (half // 2) and tail == b"y\n" * (half // 2)  # the first and last 50 MB, whole
+    omitted = f"[{size - 2 * half} bytes omitted: a spill file keeps the first and last {half} bytes]"
+    assert marker == f"\n... {omitted} ...\n".encode()
     assert report["meta"]["truncated"] is True
     assert report["content_len"] < 32_000
     assert report["marker"] is True

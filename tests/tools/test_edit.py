@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from toolsmith.session import Session
 
-from internal.session import Session
 from tests.conftest import Runner, make_session
 from tests.helpers import apply_unified_diff
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from toolsmith.diff.patch import Chunk, apply_chunks, parse_patch
+from toolsmith.fsutil import atomic
+from toolsmith.session import Session
 
-from internal.diff.patch import Chunk, apply_chunks, parse_patch
-from internal.fsutil import atomic
-from internal.session import Session
 from tests.conftest import Runner, make_session
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "testdata" / "patch"
@@ -178,7 +178,7 @@ def test_patch_on_modified_file_applies_exactly_or_changes_nothing(a: str, b: st
 
 
 def test_parse_errors_name_lines() -> None:
-    from internal.diff.patch import PatchError
+    from toolsmith.diff.patch import PatchError
 
     with pytest.raises(PatchError, match="line 3: in Update File x, expected a line starting with"):
         parse_patch("*** Begin Patch\n*** Update File: x\n?? what\n*** End Patch")

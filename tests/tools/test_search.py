@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from toolsmith.config import Config
+from toolsmith.ripgrep.runner import find_rg
 
-from internal.config import Config
-from internal.ripgrep.runner import find_rg
 from tests.conftest import Runner, make_session
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,9 +4,9 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from toolsmith.config import Config
+from toolsmith.skills import available_skills_xml, discover, parse_frontmatter
 
-from internal.config import Config
-from internal.skills import available_skills_xml, discover, parse_frontmatter
 from tests.conftest import make_session
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
+from toolsmith.fsutil.textio import looks_binary
+from toolsmith.llm.tools import view
 
-from internal.fsutil.textio import looks_binary
-from internal.llm.tools import view
 from tests.conftest import Runner, make_session
 
 LINE = re.compile(r"^\s*(\d+)\|(.*)$")
@@ -115,7 +115,7 @@ def test_streaming_large_file_pages(workspace: Path, run: Runner) -> None:
 def test_view_records_read(workspace: Path, run: Runner, session: object) -> None:
     (workspace / "f.txt").write_text("a\n")
     run("view", {"file_path": "f.txt"})
-    from internal.session import Session
+    from toolsmith.session import Session
 
     assert isinstance(session, Session)
     assert session.ctx.files.last_read(workspace / "f.txt") is not None

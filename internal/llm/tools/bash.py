@@ -6,12 +6,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from internal.errors import ToolError
-from internal.llm.tools.params import param
-from internal.llm.tools.tools import Tool, ToolContext, ToolResponse
-from internal.shell import policy
-from internal.shell.runner import PROGRESS_INTERVAL_S, run_command
-from internal.truncate import SpillingBuffer, new_spill_path
+from ...errors import ToolError
+from ...shell import policy
+from ...shell.runner import PROGRESS_INTERVAL_S, run_command
+from ...truncate import SpillingBuffer, new_spill_path
+from .params import param
+from .tools import Tool, ToolContext, ToolResponse
 
 DEFAULT_TIMEOUT_MS = 60_000
 MAX_TIMEOUT_MS = 600_000
@@ -63,13 +63,12 @@ class BashTool(Tool):
             await ctx.require_permission(
                 self.name, "execute", params.command, params.description or params.command, {"command": params.command}
             )
-        session_dir = ctx.config.state_dir / "sessions" / ctx.session_id
-        output = SpillingBuffer(MAX_OUTPUT_CHARS, lambda: new_spill_path(ctx.config.state_dir, ctx.session_id, "bash"))
+        output = SpillingBuffer(MAX_OUTPUT_CHARS, lambda: new_spill_path(ctx.state, ctx.session_id, "bash"))
         result = await run_command(
             params.command,
             state=ctx.shell,
             workspace=ctx.workspace,
-            state_dir=session_dir / "shell",
+            state_dir=ctx.state.directory("shell"),
             timeout_s=params.timeout / 1000,
             cancel=ctx.cancel,
             output=output,

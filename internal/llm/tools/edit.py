@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from internal.llm.tools.file import create_file, edit_file
-from internal.llm.tools.params import param
-from internal.llm.tools.tools import Tool, ToolContext, ToolResponse
-from internal.textmatch import EditRequest
+from ...textmatch import EditRequest
+from .file import create_file, edit_file
+from .params import param
+from .tools import Tool, ToolContext, ToolResponse
 
 DESCRIPTION = """Edits a file by replacing `old_string` with `new_string`.
 

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from internal.errors import ToolError
-from internal.fsutil.textio import guess_encoding, looks_binary
-from internal.llm.tools.params import param
-from internal.llm.tools.tools import Tool, ToolContext, ToolResponse
-from internal.truncate import SpillingBuffer, new_spill_path
+from ...errors import ToolError
+from ...fsutil.textio import guess_encoding, looks_binary
+from ...truncate import SpillingBuffer, new_spill_path
+from .params import param
+from .tools import Tool, ToolContext, ToolResponse
 
 #: Largest body read, whether announced by Content-Length or counted while streaming (seed 2.14).
 MAX_BODY_BYTES = 5 * 1024 * 1024
@@ -87,7 +87,7 @@ class FetchTool(Tool):
         except TimeoutError as exc:
             raise ToolError(f"Fetching {params.url} timed out after {timeout} s.") from exc
         text = _convert(body, params.format)
-        output = SpillingBuffer(MAX_OUTPUT_CHARS, lambda: new_spill_path(ctx.config.state_dir, ctx.session_id, "fetch"))
+        output = SpillingBuffer(MAX_OUTPUT_CHARS, lambda: new_spill_path(ctx.state, ctx.session_id, "fetch"))
         output.write(text.encode("utf-8", "surrogatepass"))
         output.close()
         bounded = output.render()

@@ -1,93 +1,18 @@
-"""Read tracking and the change flow shared by the file tools.
-
-A file may be changed only after it was read and only if unchanged since.
-
-Reads are recorded with nanosecond timestamps and the file's ``mtime_ns`` and size at that
-moment; the check compares the file now against that record, so two writes within one second
-are still told apart.
-"""
+"""The change flow shared by the file tools: load a file for a change, store it, edit it."""
 
 from __future__ import annotations
 
-import datetime as dt
-import os
-import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from internal.diff import diff_metadata
-from internal.errors import ToolError
-from internal.fsutil.atomic import atomic_write
-from internal.fsutil.paths import not_found_error
-from internal.fsutil.textio import TextFile, new_text_file, read_text_file
-from internal.textmatch import EditRequest, apply_edits
-
-if TYPE_CHECKING:  # tools.py imports this module; the context type is needed only for checking
-    from internal.llm.tools.tools import ToolContext, ToolResponse
-
-MUST_READ = "You must read the file before editing it. Use the view tool first."
-
-
-@dataclass(frozen=True)
-class ReadRecord:
-    read_ns: int
-    mtime_ns: int
-    size: int
-
-
-def _iso(ns: int) -> str:
-    return dt.datetime.fromtimestamp(ns / 1e9, tz=dt.UTC).isoformat(timespec="microseconds")
-
-
-class FileTracker:
-    """Per-session record of which files were read (or written by us) and in what state."""
-
-    def __init__(self) -> None:
-        self._records: dict[str, ReadRecord] = {}
-
-    @staticmethod
-    def _key(path: Path) -> str:
-        return os.path.realpath(path)
-
-    def record_read(self, path: Path) -> None:
-        """Remember ``path`` as seen now. Called after view and after our own writes."""
-        st = os.stat(path)
-        self._records[self._key(path)] = ReadRecord(time.time_ns(), st.st_mtime_ns, st.st_size)
-
-    def forget(self, path: Path) -> None:
-        self._records.pop(self._key(path), None)
-
-    def last_read(self, path: Path) -> ReadRecord | None:
-        return self._records.get(self._key(path))
-
-    def check_unchanged(self, path: Path) -> None:
-        """Raise unless ``path`` was read in this session and has not changed since."""
-        record = self.last_read(path)
-        if record is None:
-            raise ToolError(f"{MUST_READ} ({path})")
-        st = os.stat(path)
-        if st.st_mtime_ns != record.mtime_ns or st.st_size != record.size:
-            raise ToolError(
-                f"File {path} has been modified since it was last read "
-                f"(mod time {_iso(st.st_mtime_ns)}, last read {_iso(record.read_ns)}). "
-                "Read it again before editing."
-            )
-
-    def to_json(self) -> dict[str, Any]:
-        return {path: asdict(record) for path, record in self._records.items()}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> FileTracker:
-        tracker = cls()
-        for path, record in data.items():
-            try:
-                tracker._records[path] = ReadRecord(
-                    int(record["read_ns"]), int(record["mtime_ns"]), int(record["size"])
-                )
-            except (KeyError, TypeError, ValueError):
-                continue  # a damaged entry only means that file must be read again
-        return tracker
+from ...diff import diff_metadata
+from ...errors import ToolError
+from ...file_tracker import FileTracker
+from ...fsutil.atomic import atomic_write
+from ...fsutil.paths import not_found_error
+from ...fsutil.textio import TextFile, decode_bytes, new_text_file
+from ...textmatch import EditRequest, apply_edits
+from .tools import ToolContext, ToolResponse
 
 
 def load_for_change(tracker: FileTracker, path: Path) -> TextFile:
@@ -96,14 +21,15 @@ def load_for_change(tracker: FileTracker, path: Path) -> TextFile:
         raise ToolError(f"Path is a directory, not a file: {path}")
     if not path.exists():
         raise not_found_error(path)
-    tracker.check_unchanged(path)
-    return read_text_file(path)
+    data = path.read_bytes()
+    tracker.check_unchanged(path, data)
+    return decode_bytes(data, path=str(path))
 
 
 def store(tracker: FileTracker, path: Path, data: bytes) -> None:
     """Write atomically and record the new state as read, so the next edit needs no re-read."""
     atomic_write(path, data)
-    tracker.record_read(path)
+    tracker.record_read(path, data)
 
 
 # --- the change flow shared by edit and multiedit --------------------------------------------
@@ -168,6 +94,4 @@ async def edit_file(ctx: ToolContext, tool: str, file_path: str, edits: list[Edi
 
 
 def _response(content: str, metadata: dict[str, Any]) -> ToolResponse:
-    from internal.llm.tools.tools import ToolResponse
-
     return ToolResponse(content, metadata=metadata)

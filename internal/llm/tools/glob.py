@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from internal.fsutil.paths import require_directory
-from internal.llm.tools.params import param
-from internal.llm.tools.tools import Tool, ToolContext, ToolResponse
-from internal.ripgrep.runner import FileQuery, display, find_rg, list_files, newest_first
+from ...fsutil.paths import require_directory
+from ...ripgrep.runner import FileQuery, display, find_rg, list_files, newest_first
+from .params import param
+from .tools import Tool, ToolContext, ToolResponse
 
 #: Files listed to the model.
 MAX_FILES_SHOWN = 100

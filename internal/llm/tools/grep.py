@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import groupby
 
-from internal.fsutil.paths import not_found_error
-from internal.llm.tools.params import param
-from internal.llm.tools.tools import Tool, ToolContext, ToolResponse
-from internal.ripgrep.runner import SearchQuery, display, find_rg, newest_first, search
-from internal.truncate import shorten_line
+from ...fsutil.paths import not_found_error
+from ...ripgrep.runner import SearchQuery, display, find_rg, newest_first, search
+from ...truncate import shorten_line
+from .params import param
+from .tools import Tool, ToolContext, ToolResponse
 
 #: Matches shown to the model.
 MAX_MATCHES_SHOWN = 100

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from internal.fsutil.paths import require_directory
-from internal.llm.tools.params import param
-from internal.llm.tools.tools import Tool, ToolContext, ToolResponse
-from internal.ripgrep.runner import FileQuery, display, find_rg, list_files
+from ...fsutil.paths import require_directory
+from ...ripgrep.runner import FileQuery, display, find_rg, list_files
+from .params import param
+from .tools import Tool, ToolContext, ToolResponse
 
 #: Entries (files and directories) shown at most.
 MAX_ENTRIES = 1000

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
-from internal.errors import ToolError
-from internal.fsutil.paths import not_found_error
-from internal.llm.tools.params import param
-from internal.llm.tools.tools import Tool, ToolContext, ToolResponse
-from internal.lsp.diagnostics import format_report
+from ...errors import ToolError
+from ...fsutil.paths import not_found_error
+from ...lsp.diagnostics import format_report
+from .params import param
+from .tools import Tool, ToolContext, ToolResponse
 
 #: Locations and symbols listed at most.
 MAX_RESULTS = 100
@@ -50,8 +50,8 @@ class LspTool(Tool):
     read_only = True
 
     async def run(self, params: LspParams, ctx: ToolContext) -> ToolResponse:
-        from internal.lsp.client import LspError
-        from internal.lsp.manager import LspManager
+        from ...lsp.client import LspError
+        from ...lsp.manager import LspManager
 
         path = ctx.resolve(params.file_path)
         if not path.is_file():  # the file first, then the server (seed 2.12)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from internal.errors import ToolError
-from internal.fsutil.textio import new_text_file
-from internal.llm.tools.file import create_file, edit_file
-from internal.llm.tools.params import param
-from internal.llm.tools.tools import Tool, ToolContext, ToolResponse
-from internal.textmatch import EditError, EditRequest, apply_edits
+from ...errors import ToolError
+from ...fsutil.textio import new_text_file
+from ...textmatch import EditError, EditRequest, apply_edits
+from .file import create_file, edit_file
+from .params import param
+from .tools import Tool, ToolContext, ToolResponse
 
 DESCRIPTION = """Makes several edits to one file in a single call. Prefer this tool over several edit calls
 when you need to make multiple changes to the same file.

@@ -6,14 +6,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from internal.diff import diff_metadata
-from internal.diff.patch import FUZZ_THRESHOLD, FileOp, apply_chunks, parse_patch
-from internal.errors import ToolError
-from internal.fsutil.atomic import FileChange, commit_file_set
-from internal.fsutil.paths import not_found_error
-from internal.fsutil.textio import TextFile, new_text_file, read_text_file
-from internal.llm.tools.params import param
-from internal.llm.tools.tools import Tool, ToolContext, ToolResponse
+from ...diff import diff_metadata
+from ...diff.patch import FUZZ_THRESHOLD, FileOp, apply_chunks, parse_patch
+from ...errors import ToolError
+from ...fsutil.atomic import FileChange, commit_file_set
+from ...fsutil.paths import not_found_error
+from ...fsutil.textio import TextFile, decode_bytes, new_text_file
+from .params import param
+from .tools import Tool, ToolContext, ToolResponse
 
 DESCRIPTION = f"""Applies a patch in the apply_patch format to one or more files, all or nothing.
 
@@ -86,7 +86,7 @@ class PatchTool(Tool):
                 if plan.op.kind == "delete" or plan.target != plan.path:
                     ctx.files.forget(plan.path)
                 if plan.new is not None:
-                    ctx.files.record_read(plan.target)
+                    ctx.files.record_read(plan.target, plan.new.encode())
         additions = sum(m["additions"] for m in files_meta)
         removals = sum(m["removals"] for m in files_meta)
         text = (
@@ -128,8 +128,9 @@ class PatchTool(Tool):
             raise ToolError(f"{path} is a directory, not a file.")
         if not path.exists():
             raise not_found_error(path)
-        ctx.files.check_unchanged(path)
-        old = read_text_file(path)
+        data = path.read_bytes()
+        ctx.files.check_unchanged(path, data)
+        old = decode_bytes(data, path=str(path))
         if op.kind == "delete":
             return _Planned(op, path, path, old, None, [], [])
         target = ctx.resolve(op.move_to) if op.move_to else path

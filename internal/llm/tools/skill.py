@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from internal.errors import ToolError
-from internal.llm.tools.params import param
-from internal.llm.tools.tools import Tool, ToolContext, ToolResponse
-from internal.ripgrep.runner import FileQuery, display, find_rg, list_files
-from internal.skills import SKILL_FILE, discover
+from ...errors import ToolError
+from ...ripgrep.runner import FileQuery, display, find_rg, list_files
+from ...skills import SKILL_FILE, discover
+from .params import param
+from .tools import Tool, ToolContext, ToolResponse
 
 #: Other files of the skill listed with its instructions (seed 2.17).
 MAX_SAMPLE_FILES = 20

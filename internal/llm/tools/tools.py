@@ -10,9 +10,11 @@ with its traceback and reported in one line. Nothing raises to the caller except
 from __future__ import annotations
 
 import asyncio
+import difflib
 import importlib
 import json
 import logging
+import sys
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -20,15 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-from internal.cancel import CancelToken
-from internal.config import Config
-from internal.errors import ToolCancelled, ToolError
-from internal.fsutil import paths as fspaths
-from internal.fsutil.locks import PathLocks
-from internal.llm.tools.file import FileTracker
-from internal.llm.tools.params import ParamsError, parse_params, schema_for
-from internal.permission import PermissionRequest, PermissionService
-from internal.shell.state import ShellState
+from ...cancel import CancelToken
+from ...config import Config
+from ...errors import ToolCancelled, ToolError
+from ...file_tracker import FileTracker
+from ...fsutil import paths as fspaths
+from ...fsutil.locks import PathLocks
+from ...permission import PermissionRequest, PermissionService
+from ...shell.state import ShellState
+from ...state import StateDir
+from .params import ParamsError, parse_params, schema_for
 
 log = logging.getLogger("toolsmith")
 
@@ -108,6 +111,12 @@ class ToolContext:
     lsp: DiagnosticsSource | None = None
     locks: PathLocks = field(default_factory=PathLocks)
     shell: ShellState = field(default_factory=ShellState)
+    #: The state directory (spill files, shell state, logs); from ``config.state_dir``.
+    state: StateDir = field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.state is None:
+            self.state = StateDir(self.config.state_dir)
 
     def resolve(self, file_path: str) -> Path:
         return fspaths.resolve(self.workspace, file_path)
@@ -166,7 +175,7 @@ class Tool(ABC):
 
 #: The registry. Modules are imported on first use so the CLI loads only the tool it runs.
 TOOL_MODULES: dict[str, str] = {
-    name: f"internal.llm.tools.{name}"
+    name: f".{name}"
     for name in ("bash", "view", "write", "edit", "multiedit", "patch", "glob", "grep", "ls", "lsp", "fetch", "skill")
 }
 
@@ -178,7 +187,7 @@ def tool_names() -> list[str]:
 def get_tool(name: str) -> Tool:
     if name not in TOOL_MODULES:
         raise KeyError(name)
-    tool: Tool = importlib.import_module(TOOL_MODULES[name]).TOOL
+    tool: Tool = importlib.import_module(TOOL_MODULES[name], __package__).TOOL
     return tool
 
 
@@ -202,7 +211,7 @@ async def _run(name: str, raw_params: Any, ctx: ToolContext) -> ToolResponse:
     try:
         tool = get_tool(name)
     except KeyError:
-        return _error(f"Unknown tool '{name}'. Available tools: {', '.join(tool_names())}.", error="unknown_tool")
+        return _error(_unknown_tool(name), error="unknown_tool")
     if isinstance(raw_params, str | bytes):
         try:
             raw_params = json.loads(raw_params)
@@ -223,6 +232,20 @@ async def _run(name: str, raw_params: Any, ctx: ToolContext) -> ToolResponse:
         return _error(exc.message, **exc.metadata)
     except asyncio.CancelledError:
         raise
+    except ModuleNotFoundError as exc:
+        log.exception("tool %s is missing a dependency", name)
+        return _error(
+            f"The {name} tool cannot run: its dependency '{exc.name}' is not installed in this Python "
+            f"({sys.executable}). Install the project first (pip install toolsmith, or `make run` in a checkout).",
+            error="missing_dependency",
+        )
     except Exception as exc:
         log.exception("tool %s failed", name)
         return _error(f"Internal error in {name}: {type(exc).__name__}: {exc}")
+
+
+def _unknown_tool(name: str) -> str:
+    shown = name if len(name) <= 60 else name[:60] + "…"
+    close = difflib.get_close_matches(name.lower(), tool_names(), n=1, cutoff=0.5)
+    hint = f" Did you mean '{close[0]}'?" if close else ""
+    return f"Unknown tool {shown!r}.{hint} Available tools: {', '.join(tool_names())}."

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from internal.errors import ToolError
-from internal.fsutil.paths import is_within, not_found_error
-from internal.fsutil.textio import BINARY_SNIFF_BYTES, decode_bytes, detect_bom, looks_binary
-from internal.llm.tools.params import param
-from internal.llm.tools.tools import ImageAttachment, Tool, ToolContext, ToolResponse
-from internal.truncate import cut_utf8
+from ...errors import ToolError
+from ...fsutil.paths import is_within, not_found_error
+from ...fsutil.textio import BINARY_SNIFF_BYTES, decode_bytes, detect_bom, looks_binary
+from ...truncate import cut_utf8
+from .params import param
+from .tools import ImageAttachment, Tool, ToolContext, ToolResponse
 
 #: Default page size in lines.
 DEFAULT_LIMIT = 2000
@@ -64,6 +64,8 @@ class Page:
     total: int
     total_exact: bool
     encoding: str
+    #: The whole file's bytes, when the page was cut from a full read (they record the read).
+    data: bytes | None = None
 
 
 class ViewTool(Tool):
@@ -83,13 +85,13 @@ class ViewTool(Tool):
         media_type = IMAGE_TYPES.get(path.suffix.lower())
         if media_type:
             return _image(path, media_type, ctx)
-        page = _read_page(path, params.offset, params.limit)
+        page = _read_page(path, params.offset, min(params.limit, ctx.config.max_output_lines))
         if params.offset > 0 and params.offset >= page.total and page.total_exact:
             raise ToolError(
                 f"offset {params.offset} is beyond the end of the file ({page.total} lines). "
                 f"Use an offset below {page.total}."
             )
-        ctx.files.record_read(path)
+        ctx.files.record_read(path, page.data)
         content, shown = _render(page, params.offset, ctx.config.max_output_bytes)
         end = params.offset + shown
         metadata: dict[str, Any] = {
@@ -140,11 +142,12 @@ def _render(page: Page, offset: int, max_bytes: int) -> tuple[str, int]:
 def _read_page(path: Path, offset: int, limit: int) -> Page:
     size = path.stat().st_size
     if size <= FULL_READ_MAX_BYTES:
-        text_file = decode_bytes(path.read_bytes(), path=str(path))
+        data = path.read_bytes()
+        text_file = decode_bytes(data, path=str(path))
         lines = text_file.text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
-        return Page(lines[offset : offset + limit], len(lines), True, text_file.encoding)
+        return Page(lines[offset : offset + limit], len(lines), True, text_file.encoding, data)
     return _stream_page(path, size, offset, limit)
 
 
@@ -208,7 +211,7 @@ def _image(path: Path, media_type: str, ctx: ToolContext) -> ToolResponse:
     if size > MAX_IMAGE_BYTES:
         raise ToolError(f"Image {path} is {size} bytes, more than the {MAX_IMAGE_BYTES} byte limit for attachments.")
     data = path.read_bytes()
-    ctx.files.record_read(path)
+    ctx.files.record_read(path, data)
     return ToolResponse(
         f"Image file {path} ({media_type}, {size} bytes) attached.",
         metadata={"file_path": str(path), "media_type": media_type, "size": size, "image": True},

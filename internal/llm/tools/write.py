@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from internal.diff import diff_metadata
-from internal.errors import ToolError
-from internal.fsutil.textio import BinaryFileError, TextFile, new_text_file, normalize_eol
-from internal.llm.tools.file import load_for_change, store
-from internal.llm.tools.params import param
-from internal.llm.tools.tools import Tool, ToolContext, ToolResponse
+from ...diff import diff_metadata
+from ...errors import ToolError
+from ...fsutil.textio import BinaryFileError, TextFile, new_text_file, normalize_eol
+from .file import load_for_change, store
+from .params import param
+from .tools import Tool, ToolContext, ToolResponse
 
 #: Other files whose new errors write reports besides the written one (seed 3.5).
 OTHER_FILES_DIAGNOSED = 5

@@ -1,0 +1,120 @@
+"""Which files a session has read, and whether they are still as it read them.
+
+A file may be changed by edit, multiedit, write or patch only after the session read it, and
+only if it has not changed since. "Changed" is decided by content when the read saw the whole
+file (a digest of its bytes, so a rewrite that keeps size and restores the mtime is still
+caught, and a ``touch`` that changes nothing is not), and otherwise by the stat signature:
+nanosecond mtime, size, ctime and inode. ctime cannot be set back from user space, so even
+``os.utime`` restoring the old mtime shows.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ToolError
+
+MUST_READ = "You must read the file before editing it. Use the view tool first."
+
+
+def content_digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True)
+class ReadRecord:
+    read_ns: int
+    mtime_ns: int
+    size: int
+    ctime_ns: int = 0
+    inode: int = 0
+    #: Digest of the bytes read, when the read saw the whole file.
+    digest: str | None = None
+
+    def same_stat(self, st: os.stat_result) -> bool:
+        return (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino) == (
+            self.mtime_ns,
+            self.size,
+            self.ctime_ns,
+            self.inode,
+        )
+
+
+def _iso(ns: int) -> str:
+    return dt.datetime.fromtimestamp(ns / 1e9, tz=dt.UTC).isoformat(timespec="microseconds")
+
+
+class FileTracker:
+    """Per-session record of which files were read (or written by us) and in what state."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, ReadRecord] = {}
+
+    @staticmethod
+    def _key(path: Path) -> str:
+        return os.path.realpath(path)
+
+    def record_read(self, path: Path, data: bytes | None = None, st: os.stat_result | None = None) -> None:
+        """Remember ``path`` as seen now: after view, and after our own writes.
+
+        ``data`` is the whole content when the caller has it; ``st`` the stat taken with it.
+        """
+        st = st or os.stat(path)
+        digest = content_digest(data) if data is not None else None
+        self._records[self._key(path)] = ReadRecord(
+            time.time_ns(), st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino, digest
+        )
+
+    def forget(self, path: Path) -> None:
+        self._records.pop(self._key(path), None)
+
+    def last_read(self, path: Path) -> ReadRecord | None:
+        return self._records.get(self._key(path))
+
+    def check_unchanged(self, path: Path, current: bytes | None = None) -> None:
+        """Raise unless ``path`` was read in this session and has not changed since.
+
+        ``current`` is the file's content now, when the caller has read it: then a recorded
+        digest decides. Without either, the stat signature does.
+        """
+        record = self.last_read(path)
+        if record is None:
+            raise ToolError(f"{MUST_READ} ({path})")
+        st = os.stat(path)
+        if record.digest is not None and current is not None:
+            unchanged = content_digest(current) == record.digest
+        else:
+            unchanged = record.same_stat(st)
+        if not unchanged:
+            raise ToolError(
+                f"File {path} has been modified since it was last read "
+                f"(mod time {_iso(st.st_mtime_ns)}, last read {_iso(record.read_ns)}). "
+                "Read it again before editing."
+            )
+
+    def to_json(self) -> dict[str, Any]:
+        return {path: asdict(record) for path, record in self._records.items()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FileTracker:
+        tracker = cls()
+        for path, record in data.items():
+            try:
+                digest = record.get("digest")
+                tracker._records[path] = ReadRecord(
+                    int(record["read_ns"]),
+                    int(record["mtime_ns"]),
+                    int(record["size"]),
+                    int(record.get("ctime_ns", 0)),
+                    int(record.get("inode", 0)),
+                    digest if isinstance(digest, str) else None,
+                )
+            except (AttributeError, KeyError, TypeError, ValueError):
+                continue  # a damaged entry only means that file must be read again
+        return tracker

@@ -1,0 +1,89 @@
+"""The state directory: session state, spilled outputs, logs. Private, and never fatal.
+
+It holds exported shell environments (API keys included) and full command outputs, so it is
+created 0700 and its files 0600. When it cannot be created or written (a read-only home, a
+wrong ``$TOOLSMITH_STATE_DIR``), the session says so once — naming the directory and the
+variable that moves it — and carries on in a private temporary directory, without persistence
+across processes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+from .config import STATE_DIR_ENV
+
+#: Directory and file modes: only the owner may look inside.
+PRIVATE_DIR_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
+
+
+class StateDir:
+    """One session's view of the state directory. ``problem`` is set once it proved unusable."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.problem: str | None = None
+        self._fallback: Path | None = None
+
+    @property
+    def usable(self) -> bool:
+        """True unless the state directory failed and a temporary one stands in."""
+        return self.problem is None
+
+    def directory(self, *parts: str) -> Path:
+        """``root/parts…`` created private on demand; on failure the same below a temp dir."""
+        if self.problem is None:
+            try:
+                return _private_dirs(self.root, parts)
+            except OSError as exc:
+                self.problem = (
+                    f"toolsmith: the state directory {self.root} is not usable ({exc.strerror or exc}); "
+                    f"session state is not kept and outputs go to a temporary directory. "
+                    f"Set {STATE_DIR_ENV} to a writable directory."
+                )
+        if self._fallback is None:
+            self._fallback = Path(tempfile.mkdtemp(prefix="toolsmith-state-"))
+        return _private_dirs(self._fallback, parts)
+
+
+def _private_dirs(root: Path, parts: tuple[str, ...]) -> Path:
+    root.parent.mkdir(parents=True, exist_ok=True)
+    if not _make_private(root):
+        _tighten(root)
+    path = root
+    for part in parts:
+        path = path / part
+        _make_private(path)
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise PermissionError(13, "Permission denied", str(path))
+    return path
+
+
+def _make_private(path: Path) -> bool:
+    """Create ``path`` 0700; False when it already existed."""
+    try:
+        os.mkdir(path, PRIVATE_DIR_MODE)
+    except FileExistsError:
+        return False
+    return True
+
+
+def _tighten(path: Path) -> None:
+    """An existing state root made by an older version (or by mkdir -p) loses group/other access."""
+    with contextlib.suppress(OSError):
+        st = os.stat(path)
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) & 0o077:
+            os.chmod(path, stat.S_IMODE(st.st_mode) & ~0o077)
+
+
+def open_private(path: Path, flags: int = os.O_WRONLY | os.O_CREAT | os.O_TRUNC) -> int:
+    """A file descriptor for ``path``, created 0600 whatever the umask."""
+    fd = os.open(path, flags | os.O_CLOEXEC, PRIVATE_FILE_MODE)
+    with contextlib.suppress(OSError):
+        os.fchmod(fd, PRIVATE_FILE_MODE)
+    return fd

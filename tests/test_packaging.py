@@ -1,0 +1,95 @@
+"""What `pip install .` gives a user: one package `toolsmith`, usable beside their own `internal`/`cmd`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheels")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out), str(ROOT)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (built,) = out.glob("toolsmith-*.whl")
+    return built
+
+
+def test_wheel_holds_only_the_toolsmith_package(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {name.split("/")[0] for name in names}
+    assert {t for t in top if not t.endswith(".dist-info")} == {"toolsmith"}
+    packaged = {os.path.dirname(n) for n in names if n.endswith("/__init__.py")}
+    source = set()
+    for init in (ROOT / "internal").rglob("__init__.py"):
+        relative = init.parent.relative_to(ROOT / "internal").as_posix()
+        source.add("toolsmith" if relative == "." else f"toolsmith/{relative}")
+    assert packaged == source, "pyproject's package list is out of date"
+    assert "toolsmith/py.typed" in names and "toolsmith/__main__.py" in names
+    entry_points = next(n for n in names if n.endswith("entry_points.txt"))
+    assert "toolsmith = toolsmith.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+
+
+def test_fresh_venv_install_works_beside_a_users_own_internal_and_cmd(wheel: Path, tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    # Dependencies from the test environment (the install itself is the wheel's, not editable).
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True, text=True, check=True, timeout=60,
+    ).stdout.strip()  # fmt: skip
+    Path(site, "deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
+
+    project = tmp_path / "user-project"
+    for package in ("internal", "cmd"):
+        (project / package).mkdir(parents=True)
+        (project / package / "__init__.py").write_text(f"WHO = 'the user {package}'\n")
+    (project / "notes.txt").write_text("hello\n")
+    script = (
+        "import asyncio, internal, cmd, toolsmith\n"
+        "from toolsmith import Session, CancelToken, Config\n"
+        "assert internal.WHO == 'the user internal' and cmd.WHO == 'the user cmd'\n"
+        "assert 'site-packages' in toolsmith.__file__, toolsmith.__file__\n"
+        "r = asyncio.run(Session('.', config=Config(lsp_enabled=False)).run('view', {'file_path': 'notes.txt'}))\n"
+        "print(r.content)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    used = subprocess.run([str(python), "-c", script], cwd=project, capture_output=True, text=True, timeout=60, env=env)
+    assert used.returncode == 0 and "     1|hello" in used.stdout, used.stderr
+    listed = subprocess.run([str(python), "-m", "toolsmith", "--list"], cwd=project, capture_output=True, text=True,
+                            timeout=60, env=env)  # fmt: skip
+    assert listed.returncode == 0 and listed.stdout.startswith("bash ")
+    script_run = subprocess.run([str(venv / "bin" / "toolsmith"), "view", '{"file_path": "notes.txt"}'], cwd=project,
+                                capture_output=True, text=True, timeout=60, env=env)  # fmt: skip
+    assert script_run.returncode == 0 and "     1|hello" in script_run.stdout, script_run.stderr
+
+
+def test_checkout_without_dependencies_says_install_first(tmp_path: Path) -> None:
+    venv = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    proc = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "cmd.tools", "view", '{"file_path": "README.md"}'],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert "lacks the project's dependencies" in proc.stderr and "Install the project first" in proc.stderr
+    assert "Traceback" not in proc.stderr
