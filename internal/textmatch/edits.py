@@ -1,0 +1,87 @@
+"""Planning and applying edits: the matcher's result checked, then spliced into the raw text."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from ..fsutil.textio import TextFile, normalize_eol
+from .errors import EditError, ambiguous, not_found
+from .lines import Replacement
+from .tiers import find
+
+
+@dataclass(frozen=True)
+class EditPlan:
+    tier: str
+    replacements: list[Replacement]
+
+
+def plan_edit(content: str, old: str, new: str, *, replace_all: bool, path: str) -> EditPlan:
+    """Where and what to replace, or an :class:`EditError` the model can act on."""
+    if old == new:
+        raise EditError("old_string and new_string are identical: there is nothing to change.")
+    result = find(content, old, new)
+    if result is None:
+        raise not_found(content, old, new, path)
+    if len(result.replacements) > 1 and not replace_all:
+        raise ambiguous(content, result)
+    for r in result.replacements:
+        if r.text is None:
+            line = content.count("\n", 0, r.start) + 1
+            raise EditError(
+                f"old_string matched at line {line} with different indentation, but new_string cannot be "
+                "shifted the same way (some of its lines would need less than no indentation). Send "
+                "old_string and new_string with the file's own indentation (use view)."
+            )
+    return EditPlan(result.tier, result.replacements)
+
+
+def apply_plan(content: str, plan: EditPlan) -> str:
+    out, cursor = [], 0
+    for r in plan.replacements:
+        assert r.text is not None, "plan_edit refuses unplaceable replacements"
+        out += [content[cursor : r.start], r.text]
+        cursor = r.end
+    out.append(content[cursor:])
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class EditRequest:
+    old_string: str
+    new_string: str
+    replace_all: bool = False
+
+
+@dataclass(frozen=True)
+class EditOutcome:
+    file: TextFile
+    tiers: list[str]
+    replaced: int
+    first_changed_line: int
+
+
+def apply_edits(file: TextFile, edits: list[EditRequest], *, path: str) -> EditOutcome:
+    """Apply ``edits`` in order to the evolving text; raise on the first that cannot apply.
+
+    Each edit is spliced into the raw text, so line endings outside the spans never change.
+    """
+    tiers: list[str] = []
+    replaced = 0
+    first_changed: int | None = None
+    for index, edit in enumerate(edits):
+        old = normalize_eol(edit.old_string)
+        new = normalize_eol(edit.new_string)
+        try:
+            plan = plan_edit(file.text, old, new, replace_all=edit.replace_all, path=path)
+        except EditError as exc:
+            exc.edit_index = index
+            raise
+        line = file.text.count("\n", 0, plan.replacements[0].start) + 1
+        first_changed = line if first_changed is None else min(first_changed, line)
+        spans = [(r.start, r.end, r.text) for r in plan.replacements if r.text is not None]
+        file = dataclasses.replace(file, raw=file.splice(spans))
+        tiers.append(plan.tier)
+        replaced += len(plan.replacements)
+    return EditOutcome(file, tiers, replaced, first_changed or 1)

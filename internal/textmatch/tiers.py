@@ -1,0 +1,155 @@
+"""The tiers, in the order they are tried, and the pipeline that stops at the first with a match.
+
+Each tier forgives one kind of slip and finds *all* its matches in its own normalised space.
+The indentation tiers live in :mod:`.indentation`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from .indentation import indent_shift
+from .lines import Lines, MatchResult, Replacement, indent_of, split_old, to_replacements, window_matches
+
+# --- tier 1: exact ----------------------------------------------------------------------------
+
+
+def exact(content: str, old: str, new: str) -> list[Replacement]:
+    """The text as given. Forgives nothing, so it is always safe."""
+    out: list[Replacement] = []
+    start = content.find(old)
+    while start >= 0:
+        out.append(Replacement(start, start + len(old), new))
+        start = content.find(old, start + len(old))
+    return out
+
+
+# --- whole-line tiers ---------------------------------------------------------------------
+
+
+def trailing_whitespace(content: str, old: str, new: str) -> list[Replacement]:
+    """Whole lines equal once trailing spaces/tabs are ignored.
+
+    Safe: only invisible trailing whitespace differs; every visible character must match.
+    """
+    f = Lines.of(content)
+    old_lines, ends_nl = split_old(old)
+    found = window_matches(f, old_lines, lambda s: s.rstrip(" \t"), lambda _first: new, ends_nl=ends_nl)
+    return to_replacements(f, found, len(old_lines), ends_nl)
+
+
+_WS = re.compile(r"[ \t]+")
+
+
+def _collapse(line: str) -> str:
+    return _WS.sub(" ", line.strip())
+
+
+def whitespace_normalised(content: str, old: str, new: str) -> list[Replacement]:
+    """Whole lines equal once runs of spaces/tabs inside them are collapsed, with the same
+    indentation structure the indentation tier demands.
+
+    Forgives spacing inside lines (``x  =  1`` vs ``x = 1``) but never a missing or extra token:
+    collapsing keeps every separation (``a = b`` never equals ``a=b``), and the lines' relative
+    depths must agree, so new_string is re-indented exactly like the indentation tier does.
+    """
+    return indent_shift(content, old, new, key=_collapse)
+
+
+# --- escape and punctuation tiers -------------------------------------------------------------
+
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "'": "'", "\\": "\\", "r": ""}
+_ESCAPE_RE = re.compile(r"\\([nt\"'\\r])")
+
+
+def unescape(text: str) -> str:
+    return _ESCAPE_RE.sub(lambda m: _ESCAPES[m.group(1)], text)
+
+
+_PUNCT = str.maketrans(
+    {
+        "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'",
+        "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"',
+        "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2212": "-",
+        "\u00a0": " ", "\u2009": " ", "\u202f": " ",
+    }
+)  # fmt: skip
+
+
+def fold_punctuation(text: str) -> str:
+    """Typographic quotes, dashes and odd spaces → ASCII, one character for one (offsets hold)."""
+    return text.translate(_PUNCT)
+
+
+def punctuation(content: str, old: str, new: str) -> list[Replacement]:
+    """Exact once typographic punctuation is folded on both sides (“x” vs "x", – vs -).
+
+    Safe: the fold maps single characters to single characters, so offsets are the file's own,
+    and every other character must match exactly. new_string is folded too when the matched
+    text had no typographic characters, so an ASCII file stays ASCII.
+    """
+    found = exact(fold_punctuation(content), fold_punctuation(old), new)
+    out = []
+    for r in found:
+        region = content[r.start : r.end]
+        text = fold_punctuation(new) if fold_punctuation(region) == region else new
+        out.append(Replacement(r.start, r.end, text))
+    return out
+
+
+# --- the pipeline -----------------------------------------------------------------------------
+
+Tier = Callable[[str, str, str], list[Replacement]]
+BASE_TIERS: list[tuple[str, Tier]] = [
+    ("exact", exact),
+    ("trailing_whitespace", trailing_whitespace),
+    ("indentation", indent_shift),
+    ("whitespace", whitespace_normalised),
+]
+
+
+def _trim_boundaries(old: str, new: str) -> tuple[str, str] | None:
+    """old/new without blank lines at either end and without trailing spaces at the end."""
+
+    def trim(s: str) -> str:
+        lines = s.split("\n")
+        while lines and not lines[0].strip():
+            lines.pop(0)
+        while lines and not lines[-1].strip():
+            lines.pop()
+        return "\n".join(lines).rstrip(" \t")
+
+    old2, new2 = trim(old), trim(new) if new.strip() else new
+    return (old2, new2) if old2 and old2 != old else None
+
+
+def _tiers(old: str, new: str) -> list[tuple[str, str, str, Tier]]:
+    """(name, old, new, matcher) in the order they are tried."""
+    plan = [(name, old, new, tier) for name, tier in BASE_TIERS]
+    if "\\" in old:
+        o, n = unescape(old), unescape(new)
+        if o != old:
+            plan += [("escapes", o, n, exact), ("escapes", o, n, trailing_whitespace)]
+    plan.append(("punctuation", old, new, punctuation))
+    trimmed = _trim_boundaries(old, new)
+    if trimmed:
+        o, n = trimmed
+        plan += [("trimmed", o, n, exact), ("trimmed", o, n, trailing_whitespace), ("trimmed", o, n, indent_shift)]
+    first_line = old.lstrip("\n").split("\n", 1)[0]
+    if "\n" in old.strip("\n") and first_line and not indent_of(first_line):
+        # old_string copied from the middle of its first line: that line's depth is unknown,
+        # the rest must still agree among themselves.
+        plan.append(("first_line_indent", old, new, lambda c, o, n: indent_shift(c, o, n, loose_first=True)))
+    return plan
+
+
+def find(content: str, old: str, new: str) -> MatchResult | None:
+    """The first tier with any match, with every match of that tier."""
+    for name, o, n, tier in _tiers(old, new):
+        if not o:
+            continue
+        found = tier(content, o, n)
+        if found:
+            return MatchResult(name, found)
+    return None
