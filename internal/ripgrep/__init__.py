@@ -1,0 +1,16 @@
+"""File enumeration and content search: rg when available, a Python fallback otherwise."""
+
+from .query import FileQuery, Match, SearchQuery, SearchResult, display
+from .runner import find_rg, list_files, newest_first, search
+
+__all__ = [
+    "FileQuery",
+    "Match",
+    "SearchQuery",
+    "SearchResult",
+    "display",
+    "find_rg",
+    "list_files",
+    "newest_first",
+    "search",
+]

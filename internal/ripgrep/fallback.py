@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..cancel import CancelToken
 from ..errors import ToolError
-from .runner import FileQuery, Match, SearchQuery, SearchResult
+from .query import FileQuery, Match, SearchQuery, SearchResult
 
 BINARY_PROBE_BYTES = 8192
 

@@ -13,15 +13,15 @@ pure Python.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import shutil
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cancel import CancelToken, race_cancel
 from ..errors import ToolError
+from ..proc import REAP_TIMEOUT_S, spawn
+from .query import FileQuery, Match, SearchQuery, SearchResult, fs_path
 
 #: A single rg run is stopped after this long.
 RG_TIMEOUT_S = 30.0
@@ -42,35 +42,6 @@ def find_rg(configured: str | None) -> str | None:
     if beside.is_file() and os.access(beside, os.X_OK):
         return str(beside)
     return shutil.which("rg")
-
-
-@dataclass(frozen=True)
-class Match:
-    path: str  # decoded with surrogateescape: usable with os.stat, round-trips to the bytes
-    line: int
-    text: str
-
-
-@dataclass
-class SearchResult:
-    matches: list[Match] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
-    #: Modification times, when the query asked for them (gathered while rg is still running).
-    mtimes: dict[str, float] = field(default_factory=dict)
-    #: The caller's cap was reached and rg was stopped: more results exist.
-    stopped_early: bool = False
-    #: rg reported unreadable paths (exit code 2) but produced results.
-    partial: bool = False
-
-
-def fs_path(raw: bytes) -> str:
-    """Bytes from rg → a str path that os functions accept (undecodable bytes kept as surrogates)."""
-    return raw.decode("utf-8", "surrogateescape")
-
-
-def display(path: str) -> str:
-    """A path for the model: undecodable bytes shown as U+FFFD instead of crashing."""
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _mtime(path: str) -> float:
@@ -132,27 +103,26 @@ async def run_rg(
     rg: str,
     args: list[str],
     *,
+    cwd: Path,
     mode: str,
     limit: int,
     cancel: CancelToken,
     timeout: float = RG_TIMEOUT_S,
     with_mtimes: bool = False,
 ) -> SearchResult:
-    """Run ``rg args`` and parse its ``--null`` output in ``mode`` "files" or "search"."""
+    """Run ``rg args`` in ``cwd`` and parse its ``--null`` output in ``mode`` "files" or "search".
+
+    Globs are matched relative to rg's working directory, so callers pass the search root as
+    ``cwd``. Whatever happens — enough results, timeout, cancellation, an error — rg is killed
+    and reaped within bounded time before this returns.
+    """
     parser = _Parser(mode, limit, with_mtimes)
-    proc = await asyncio.create_subprocess_exec(
-        rg,
-        *args,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-    )
-    assert proc.stdout is not None and proc.stderr is not None
-    stderr_task = asyncio.ensure_future(_read_limited(proc.stderr))
-    finished = False
+    child = await spawn([rg, *args], cwd=cwd)
+    assert child.stderr is not None
+    stderr_task = asyncio.ensure_future(_read_limited(child.stderr))
+    stopped = finished = False
     try:
-        stopped = await race_cancel(asyncio.wait_for(_pump(proc.stdout, parser), timeout), cancel)
+        stopped = await race_cancel(asyncio.wait_for(_pump(child.stdout, parser), timeout), cancel)
         finished = not stopped
     except TimeoutError as exc:
         raise ToolError(
@@ -160,24 +130,35 @@ async def run_rg(
             {"timed_out": True},
         ) from exc
     finally:
-        # rg that reached EOF is exiting by itself; killing it then would race its reaping.
-        if not finished and proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-        await proc.wait()
-        stderr = await stderr_task
+        # rg that reached EOF is exiting by itself; anything else is killed now.
+        exited = finished and await child.wait(REAP_TIMEOUT_S) is not None
+        if not exited:
+            await asyncio.shield(child.stop(grace_s=0))
+        child.close()
+        stderr = await _bounded(stderr_task)
     result = parser.result
     result.stopped_early = stopped
     if stopped:
         return result
-    if proc.returncode == 2:
+    if child.returncode == 2:
         if not parser.count() and stderr.strip():
-            message = stderr.decode("utf-8", "replace").strip()
-            raise ToolError(f"ripgrep error: {message}")
+            raise ToolError(f"ripgrep error: {_rg_message(stderr, args)}")
         result.partial = True
-    elif proc.returncode not in (0, 1):
-        raise ToolError(f"ripgrep failed with exit code {proc.returncode}: {stderr.decode('utf-8', 'replace')}")
+    elif child.returncode not in (0, 1):
+        raise ToolError(f"ripgrep failed with exit code {child.returncode}: {_rg_message(stderr, args)}")
     return result
+
+
+async def _bounded(task: asyncio.Future[bytes]) -> bytes:
+    """rg's stderr once the pipe is closed: at EOF already, so this returns at once."""
+    try:
+        return await asyncio.wait_for(task, REAP_TIMEOUT_S)
+    except TimeoutError:
+        return b""
+
+
+def _rg_message(stderr: bytes, args: list[str]) -> str:
+    return stderr.decode("utf-8", "replace").strip()
 
 
 async def _pump(stream: asyncio.StreamReader, parser: _Parser) -> bool:
@@ -200,25 +181,6 @@ async def _read_limited(stream: asyncio.StreamReader) -> bytes:
 
 
 # --- the high-level operations the tools use ------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FileQuery:
-    """Enumerate files under ``root``: .gitignore respected, hidden files included, .git excluded."""
-
-    root: Path
-    globs: tuple[str, ...] = ()
-    max_depth: int | None = None
-    #: Stat every file as it is listed (for newest-first ordering).
-    with_mtimes: bool = False
-
-
-@dataclass(frozen=True)
-class SearchQuery:
-    root: Path
-    pattern: str
-    literal: bool = False
-    include: str | None = None
 
 
 def _file_args(query: FileQuery) -> list[str]:
@@ -256,7 +218,9 @@ async def list_files(query: FileQuery, *, rg: str | None, limit: int, cancel: Ca
         from . import fallback
 
         return fallback.list_files(query, limit=limit, cancel=cancel)
-    return await run_rg(rg, _file_args(query), mode="files", limit=limit, cancel=cancel, with_mtimes=query.with_mtimes)
+    return await run_rg(
+        rg, _file_args(query), cwd=query.root, mode="files", limit=limit, cancel=cancel, with_mtimes=query.with_mtimes
+    )
 
 
 async def search(query: SearchQuery, *, rg: str | None, limit: int, cancel: CancelToken) -> SearchResult:
@@ -264,7 +228,8 @@ async def search(query: SearchQuery, *, rg: str | None, limit: int, cancel: Canc
         from . import fallback
 
         return fallback.search(query, limit=limit, cancel=cancel)
-    return await run_rg(rg, _search_args(query), mode="search", limit=limit, cancel=cancel)
+    cwd = query.root if query.root.is_dir() else query.root.parent
+    return await run_rg(rg, _search_args(query), cwd=cwd, mode="search", limit=limit, cancel=cancel)
 
 
 StatCache = dict[str, float]

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
 import time
 import uuid
 from collections.abc import Callable
@@ -25,11 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..cancel import CancelToken
+from ..proc import KILL_GRACE_S, spawn, terminate_group
 from ..truncate import SpillingBuffer
 from .state import ShellState
 
-#: After SIGTERM, how long the group gets before SIGKILL.
-KILL_GRACE_S = 2.0
 #: After the shell exits, how long output from leftover children is still read.
 DRAIN_AFTER_EXIT_S = 0.2
 #: Progress callbacks are at least this far apart.
@@ -114,48 +112,6 @@ def _load_state(state: ShellState, base: Path) -> None:
         env_file.unlink(missing_ok=True)
 
 
-def _group_alive(pgid: int) -> bool:
-    """Does the group have a running (non-zombie) member?
-
-    Zombies count as members for ``killpg(pgid, 0)``, and an init that reaps slowly would make
-    every kill wait out the whole grace period; /proc tells them apart where it exists.
-    """
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return True
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
-            return True
-    return False
-
-
-async def _terminate_group(pgid: int) -> None:
-    """SIGTERM the group, SIGKILL whatever is left after the grace period."""
-    if not _group_alive(pgid):
-        return
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + KILL_GRACE_S
-    while time.monotonic() < deadline:
-        if not _group_alive(pgid):
-            return
-        await asyncio.sleep(0.02)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-
-
 async def run_command(
     command: str,
     *,
@@ -171,28 +127,10 @@ async def run_command(
     cwd, note = _start_dir(state, workspace)
     base = state_dir / f"shell-{uuid.uuid4().hex}"
     started = time.monotonic()
-    # Our own pipe, not asyncio's PIPE: asyncio's Process.wait() also waits for its pipes to
-    # close, which a background child holding stdout would delay indefinitely.
-    read_fd, write_fd = os.pipe()
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            "bash", "--noprofile", "--norc", "-c", _SCRIPT, "bash", str(base), command,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=write_fd,
-            stderr=write_fd,
-            cwd=cwd,
-            env=_environment(state),
-            start_new_session=True,
-        )  # fmt: skip
-    except BaseException:
-        os.close(read_fd)
-        raise
-    finally:
-        os.close(write_fd)
-    pgid = proc.pid
-    stream, transport = await _open_reader(read_fd)
-    reader = asyncio.ensure_future(_read(stream, output, on_output))
-    waiter = asyncio.ensure_future(proc.wait())
+    argv = ["bash", "--noprofile", "--norc", "-c", _SCRIPT, "bash", str(base), command]
+    child = await spawn(argv, cwd=cwd, env=_environment(state), merge_stderr=True)
+    reader = asyncio.ensure_future(_read(child.stdout, output, on_output))
+    waiter = asyncio.ensure_future(child.wait())
     stopper = asyncio.ensure_future(cancel.wait())
     timed_out = aborted = False
     try:
@@ -200,38 +138,29 @@ async def run_command(
         if waiter not in done:
             timed_out = stopper not in done
             aborted = not timed_out
-            await _terminate_group(pgid)
+            await terminate_group(child.pid)
         await waiter
         # The shell is gone; children may still hold the pipe. Read what they already wrote.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(reader), DRAIN_AFTER_EXIT_S)
-        await _terminate_group(pgid)
+        await terminate_group(child.pid)
         # A child that left our group (setsid) may still hold the pipe: stop reading anyway.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(reader, KILL_GRACE_S + 1)
+            await asyncio.wait_for(asyncio.shield(reader), KILL_GRACE_S + 1)
     except BaseException:
         # Task cancelled (asyncio) or anything unexpected: leave no process behind.
-        await asyncio.shield(_terminate_group(pgid))
-        reader.cancel()
+        await asyncio.shield(child.stop())
         raise
     finally:
         stopper.cancel()
-        transport.close()
+        child.close()
+        reader.cancel()
         output.close()
         _load_state(state, base)
-    exit_code = proc.returncode
+    exit_code = child.returncode
     if exit_code is not None and exit_code < 0:
         exit_code = 128 - exit_code
     return ShellResult(output, exit_code, timed_out, aborted, time.monotonic() - started, state.cwd or cwd, note)
-
-
-async def _open_reader(fd: int) -> tuple[asyncio.StreamReader, asyncio.BaseTransport]:
-    loop = asyncio.get_running_loop()
-    stream = asyncio.StreamReader(limit=READ_CHUNK)
-    transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(fd, "rb", buffering=0)
-    )
-    return stream, transport
 
 
 async def _read(

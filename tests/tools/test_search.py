@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import shutil
@@ -239,3 +240,25 @@ def test_hidden_rg_uses_fallback_via_cli(workspace: Path) -> None:
     finally:
         shutil.move(hidden, venv_rg)
     assert '"backend": "python"' in proc.stdout and "a.txt" in proc.stdout
+
+
+def test_globs_with_a_slash_match_from_the_search_root_not_the_process_cwd(workspace: Path) -> None:
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "a.txt").write_text("needle\n")
+    (workspace / "b.txt").write_text("needle\n")
+    for use_rg in (True, False):
+        config = Config(lsp_enabled=False, rg_path=None if use_rg else "")
+        script = (
+            "import asyncio, json, sys\n"
+            "from toolsmith.session import Session\n"
+            "from toolsmith.config import Config\n"
+            f"s = Session({str(workspace)!r}, config=Config(lsp_enabled=False, rg_path={config.rg_path!r}))\n"
+            "g = asyncio.run(s.run('glob', {'pattern': 'sub/*.txt'}))\n"
+            "r = asyncio.run(s.run('grep', {'pattern': 'needle', 'include': 'sub/*.txt'}))\n"
+            "print(json.dumps([g.content, r.content]))\n"
+        )
+        # Run from / so the process cwd and the workspace differ.
+        proc = subprocess.run([sys.executable, "-c", script], cwd="/", capture_output=True, text=True, timeout=60)
+        glob_out, grep_out = json.loads(proc.stdout)
+        assert glob_out == str(workspace / "sub" / "a.txt"), (use_rg, glob_out)
+        assert str(workspace / "sub" / "a.txt") in grep_out and "b.txt" not in grep_out, (use_rg, grep_out)

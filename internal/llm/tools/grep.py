@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from itertools import groupby
 
 from ...fsutil.paths import not_found_error
-from ...ripgrep.runner import SearchQuery, display, find_rg, newest_first, search
+from ...ripgrep import SearchQuery, display, find_rg, newest_first, search
 from ...truncate import shorten_line
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse

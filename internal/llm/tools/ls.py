@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...fsutil.paths import require_directory
-from ...ripgrep.runner import FileQuery, display, find_rg, list_files
+from ...ripgrep import FileQuery, display, find_rg, list_files
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 

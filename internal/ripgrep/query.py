@@ -1,0 +1,54 @@
+"""What a search asks for and what it gives back, shared by the rg runner and the Python fallback."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class FileQuery:
+    """Enumerate files under ``root``: .gitignore respected, hidden files included, .git excluded."""
+
+    root: Path
+    globs: tuple[str, ...] = ()
+    max_depth: int | None = None
+    #: Stat every file as it is listed (for newest-first ordering).
+    with_mtimes: bool = False
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    root: Path
+    pattern: str
+    literal: bool = False
+    include: str | None = None
+
+
+@dataclass(frozen=True)
+class Match:
+    path: str  # decoded with surrogateescape: usable with os.stat, round-trips to the bytes
+    line: int
+    text: str
+
+
+@dataclass
+class SearchResult:
+    matches: list[Match] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    #: Modification times, when the query asked for them (gathered while rg is still running).
+    mtimes: dict[str, float] = field(default_factory=dict)
+    #: The caller's cap was reached and rg was stopped: more results exist.
+    stopped_early: bool = False
+    #: rg reported unreadable paths (exit code 2) but produced results.
+    partial: bool = False
+
+
+def fs_path(raw: bytes) -> str:
+    """Bytes from rg → a str path that os functions accept (undecodable bytes kept as surrogates)."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def display(path: str) -> str:
+    """A path for the model: undecodable bytes shown as U+FFFD instead of crashing."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
