@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from .errors import ToolCancelled
@@ -88,3 +88,23 @@ async def race_cancel(awaitable: Awaitable[T], token: CancelToken) -> T:
     with contextlib.suppress(BaseException):
         await work  # let the work's own cleanup (killing a child process) finish first
     raise ToolCancelled("Tool call was aborted")
+
+
+async def in_thread(work: Callable[[Callable[[], None]], T], token: CancelToken) -> T:
+    """Run CPU-heavy ``work(check)`` in a worker thread, so the event loop (and with it timeouts,
+    cancellation and other sessions) keeps running.
+
+    ``check()`` raises :class:`ToolCancelled` once ``token`` fires or the awaiting task is
+    cancelled; ``work`` calls it between steps. The caller is answered at once on cancellation;
+    the thread stops at its next check and its result is dropped.
+    """
+    stop = threading.Event()
+
+    def check() -> None:
+        if stop.is_set() or token.cancelled:
+            raise ToolCancelled("Tool call was aborted")
+
+    try:
+        return await race_cancel(asyncio.to_thread(work, check), token)
+    finally:
+        stop.set()

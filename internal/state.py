@@ -30,6 +30,10 @@ class StateDir:
         self.problem: str | None = None
         self._fallback: Path | None = None
 
+    def location(self) -> Path:
+        """Where state goes now: the state directory, or the temporary one standing in for it."""
+        return self._fallback if self.problem is not None and self._fallback is not None else self.root
+
     @property
     def usable(self) -> bool:
         """True unless the state directory failed and a temporary one stands in."""

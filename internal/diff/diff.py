@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import bisect
 import difflib
+from collections.abc import Callable
 
 #: Lines of context around each change (the unified-diff convention).
 CONTEXT_LINES = 3
@@ -25,33 +27,223 @@ def _hunk_range(start: int, length: int) -> str:
     return f"{first},{length}"
 
 
-def generate_diff(old: str, new: str, path: str) -> tuple[str, int, int]:
+#: Files with at most this many lines on both sides are diffed whole by difflib. Its matching is
+#: quadratic where lines repeat (blank lines, braces), so larger inputs are cut down first.
+SMALL_DIFF_LINES = 1000
+#: Characters compared per step when looking for the common prefix/suffix of large texts.
+SCAN_CHUNK = 64 * 1024
+
+Opcode = tuple[str, int, int, int, int]
+
+
+def generate_diff(old: str, new: str, path: str, cancel: Callable[[], None] | None = None) -> tuple[str, int, int]:
     """Return ``(unified_diff, additions, removals)`` for ``old`` → ``new``.
 
     Headers are ``a/path`` / ``b/path``. A last line without a newline is followed by
     ``\\ No newline at end of file`` so the diff applies back exactly. Identical inputs give ``""``.
+    Cost grows with the changed region, not the file (see :func:`_window`). ``cancel`` is called
+    between steps and may raise to stop a long diff.
     """
-    old_lines = split_lines(old)
-    new_lines = split_lines(new)
-    matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+    a, b, first_line, codes = _window(old, new, cancel or _never)
     out: list[str] = []
     additions = removals = 0
-    for group in matcher.get_grouped_opcodes(CONTEXT_LINES):
+    for group in _hunks(codes, CONTEXT_LINES):
         if not out:
             out += [f"--- a/{path}\n", f"+++ b/{path}\n"]
         i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
-        out.append(f"@@ -{_hunk_range(i1, i2 - i1)} +{_hunk_range(j1, j2 - j1)} @@\n")
+        old_range = _hunk_range(first_line + i1, i2 - i1)
+        new_range = _hunk_range(first_line + j1, j2 - j1)
+        out.append(f"@@ -{old_range} +{new_range} @@\n")
         for tag, a1, a2, b1, b2 in group:
             if tag == "equal":
-                out += _prefixed(" ", old_lines[a1:a2])
+                out += _prefixed(" ", a[a1:a2])
                 continue
             if tag in ("replace", "delete"):
-                out += _prefixed("-", old_lines[a1:a2])
+                out += _prefixed("-", a[a1:a2])
                 removals += a2 - a1
             if tag in ("replace", "insert"):
-                out += _prefixed("+", new_lines[b1:b2])
+                out += _prefixed("+", b[b1:b2])
                 additions += b2 - b1
     return "".join(out), additions, removals
+
+
+def _never() -> None:
+    return None
+
+
+def _window(old: str, new: str, cancel: Callable[[], None]) -> tuple[list[str], list[str], int, list[Opcode]]:
+    """The lines to diff, the file line number of their first line, and difflib-style opcodes.
+
+    Small inputs: both files whole, by difflib (the diffs this project always produced). Larger
+    ones: the texts are compared in chunks (memcmp speed) for their common start and end, and only
+    the lines between — with the context lines around them — are split and diffed: by difflib when
+    few, else by anchoring on lines that occur once on each side (patience diff) and recursing
+    into the gaps.
+    """
+    if old.count("\n") <= SMALL_DIFF_LINES and new.count("\n") <= SMALL_DIFF_LINES:
+        a, b = split_lines(old), split_lines(new)
+        codes: list[Opcode] = list(difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes())
+        return a, b, 0, codes
+    # The changed region: from the start of the line holding the first difference (the same
+    # offset in both texts) to just after the first newline inside the common suffix.
+    start = old.rfind("\n", 0, _common_prefix_chars(old, new)) + 1
+    suffix = _common_suffix_chars(old, new, min(len(old), len(new)) - start)
+    newline = old.find("\n", len(old) - suffix)
+    old_end = len(old) if newline < 0 else newline + 1
+    new_end = len(new) - (len(old) - old_end)
+    context_start = start
+    for _ in range(CONTEXT_LINES):
+        if context_start == 0:
+            break
+        context_start = old.rfind("\n", 0, context_start - 1) + 1
+    context_end = old_end
+    for _ in range(CONTEXT_LINES):
+        if context_end == len(old):
+            break
+        newline = old.find("\n", context_end)
+        context_end = len(old) if newline < 0 else newline + 1
+    before = split_lines(old[context_start:start])
+    after = split_lines(old[old_end:context_end])
+    a = [*before, *split_lines(old[start:old_end]), *after]
+    b = [*before, *split_lines(new[start:new_end]), *after]
+    n = len(before)
+    codes = [("equal", 0, n, 0, n)] if n else []
+    codes += _region(a, b, n, len(a) - len(after), n, len(b) - len(after), cancel)
+    if after:
+        codes.append(("equal", len(a) - len(after), len(a), len(b) - len(after), len(b)))
+    return a, b, old.count("\n", 0, context_start), _merged(codes)
+
+
+def _common_prefix_chars(x: str, y: str) -> int:
+    limit = min(len(x), len(y))
+    at = 0
+    while at < limit and x[at : at + SCAN_CHUNK] == y[at : at + SCAN_CHUNK]:
+        at += SCAN_CHUNK
+    end = min(at + SCAN_CHUNK, limit)
+    while at < end and x[at] == y[at]:
+        at += 1
+    return min(at, limit)
+
+
+def _common_suffix_chars(x: str, y: str, limit: int) -> int:
+    """How many trailing characters ``x`` and ``y`` share, at most ``limit``."""
+    count = 0
+    while count < limit:
+        take = min(SCAN_CHUNK, limit - count)
+        if x[len(x) - count - take : len(x) - count] != y[len(y) - count - take : len(y) - count]:
+            break
+        count += take
+    while count < limit and x[len(x) - count - 1] == y[len(y) - count - 1]:
+        count += 1
+    return count
+
+
+def _region(a: list[str], b: list[str], a0: int, a1: int, b0: int, b1: int, cancel: Callable[[], None]) -> list[Opcode]:
+    """Opcodes for ``a[a0:a1]`` vs ``b[b0:b1]`` (no common first or last line assumed)."""
+    cancel()
+    if a0 == a1 and b0 == b1:
+        return []
+    if a0 == a1:
+        return [("insert", a0, a0, b0, b1)]
+    if b0 == b1:
+        return [("delete", a0, a1, b0, b0)]
+    if a1 - a0 <= SMALL_DIFF_LINES and b1 - b0 <= SMALL_DIFF_LINES:
+        matcher = difflib.SequenceMatcher(a=a[a0:a1], b=b[b0:b1], autojunk=False)
+        return [(tag, i1 + a0, i2 + a0, j1 + b0, j2 + b0) for tag, i1, i2, j1, j2 in matcher.get_opcodes()]
+    anchors = _unique_anchors(a, b, a0, a1, b0, b1)
+    if not anchors:
+        return [("replace", a0, a1, b0, b1)]  # correct, if not minimal: nothing to align on
+    codes: list[Opcode] = []
+    i, j = a0, b0
+    for ai, bj in anchors:
+        codes += _region(a, b, i, ai, j, bj, cancel)
+        codes.append(("equal", ai, ai + 1, bj, bj + 1))
+        i, j = ai + 1, bj + 1
+    codes += _region(a, b, i, a1, j, b1, cancel)
+    return codes
+
+
+def _unique_anchors(a: list[str], b: list[str], a0: int, a1: int, b0: int, b1: int) -> list[tuple[int, int]]:
+    """Lines that occur exactly once in each range, paired, longest run in the same order."""
+    counts: dict[str, list[int]] = {}
+    for i in range(a0, a1):
+        entry = counts.setdefault(a[i], [0, 0, i, -1])
+        entry[0] += 1
+    for j in range(b0, b1):
+        seen = counts.get(b[j])
+        if seen is not None:
+            seen[1] += 1
+            seen[3] = j
+    pairs = sorted((e[2], e[3]) for e in counts.values() if e[0] == 1 and e[1] == 1)
+    return _increasing(pairs)
+
+
+def _increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The longest subsequence of ``pairs`` (sorted by the first item) increasing in the second."""
+    ends: list[int] = []  # ends[k]: the smallest second item ending an increasing run of length k+1
+    tails: list[int] = []  # ... and the index in pairs of that run's last pair
+    back: list[int] = []
+    for index, (_, j) in enumerate(pairs):
+        k = bisect.bisect_left(ends, j)
+        back.append(tails[k - 1] if k else -1)
+        if k == len(ends):
+            ends.append(j)
+            tails.append(index)
+        else:
+            ends[k] = j
+            tails[k] = index
+    out: list[tuple[int, int]] = []
+    at = tails[-1] if tails else -1
+    while at >= 0:
+        out.append(pairs[at])
+        at = back[at]
+    return out[::-1]
+
+
+def _merged(codes: list[Opcode]) -> list[Opcode]:
+    """Adjacent opcodes of the same kind joined, so hunks and counts come out as difflib's do."""
+    out: list[Opcode] = []
+    for code in codes:
+        if out and out[-1][0] == code[0] and out[-1][2] == code[1] and out[-1][4] == code[3]:
+            tag, i1, _, j1, _ = out[-1]
+            out[-1] = (tag, i1, code[2], j1, code[4])
+        elif (
+            out
+            and {out[-1][0], code[0]} <= {"insert", "delete", "replace"}
+            and (out[-1][2], out[-1][4]) == (code[1], code[3])
+        ):
+            _, i1, _, j1, _ = out[-1]
+            out[-1] = ("replace", i1, code[2], j1, code[4])
+        else:
+            out.append(code)
+    return out
+
+
+def _hunks(codes: list[Opcode], context: int) -> list[list[Opcode]]:
+    """Changes with ``context`` equal lines around them; changes closer than ``2 * context``
+    equal lines share a hunk (the unified-diff convention)."""
+    hunks: list[list[Opcode]] = []
+    current: list[Opcode] = []
+    for index, (tag, i1, i2, j1, j2) in enumerate(codes):
+        if tag != "equal":
+            current.append((tag, i1, i2, j1, j2))
+            continue
+        first, last = index == 0, index == len(codes) - 1
+        if first:  # leading context only
+            keep = min(context, i2 - i1)
+            current.append((tag, i2 - keep, i2, j2 - keep, j2))
+        elif last:  # trailing context only
+            keep = min(context, i2 - i1)
+            current.append((tag, i1, i1 + keep, j1, j1 + keep))
+        elif i2 - i1 <= 2 * context:  # joins the changes on both sides
+            current.append((tag, i1, i2, j1, j2))
+        else:  # ends this hunk, starts the next
+            current.append((tag, i1, i1 + context, j1, j1 + context))
+            hunks.append(current)
+            current = [(tag, i2 - context, i2, j2 - context, j2)]
+    if any(code[0] != "equal" for code in current):
+        hunks.append(current)
+    return hunks
 
 
 def _prefixed(prefix: str, lines: list[str]) -> list[str]:
@@ -121,7 +313,7 @@ def _common_prefix(a: str, b: str) -> str:
     return a[:n]
 
 
-def diff_metadata(old: str, new: str, path: str) -> dict[str, object]:
+def diff_metadata(old: str, new: str, path: str, cancel: Callable[[], None] | None = None) -> dict[str, object]:
     """The metadata every file-changing tool reports: trimmed diff and line counts."""
-    diff, additions, removals = generate_diff(old, new, path)
+    diff, additions, removals = generate_diff(old, new, path, cancel)
     return {"diff": trim_diff(diff), "additions": additions, "removals": removals}

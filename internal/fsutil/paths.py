@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import difflib
+import errno
 import os
+import stat
 from pathlib import Path
 
 from ..errors import ToolError
@@ -13,7 +15,19 @@ MAX_SUGGESTIONS = 3
 
 
 def resolve(workspace: Path, file_path: str) -> Path:
-    """An absolute, normalised path; relative paths are taken from the workspace root."""
+    """An absolute, normalised path; relative paths are taken from the workspace root.
+
+    Text that cannot name a file (a NUL character, a lone surrogate) is refused here, with a
+    message, rather than failing later inside an OS call.
+    """
+    if "\0" in file_path:
+        raise ToolError(f"The path {quote_input(file_path)} contains a NUL character, which no file name can hold.")
+    try:
+        file_path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ToolError(
+            f"The path {quote_input(file_path)} contains an unpaired surrogate character, which no file name can hold."
+        ) from None
     expanded = os.path.expanduser(file_path)
     joined = expanded if os.path.isabs(expanded) else os.path.join(workspace, expanded)
     return Path(os.path.normpath(joined))
@@ -26,6 +40,16 @@ def real_path(path: Path) -> Path:
 
 def is_within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
+
+
+def within_any(path: Path, roots: list[Path]) -> bool:
+    return any(is_within(path, root) for root in roots)
+
+
+def from_workspace(workspace: Path, directory: str | os.PathLike[str]) -> Path:
+    """A configured directory: absolute as given (``~`` expanded), relative from the workspace root."""
+    expanded = Path(os.path.expanduser(directory))
+    return expanded if expanded.is_absolute() else workspace / expanded
 
 
 def check_writable(
@@ -90,3 +114,63 @@ def require_directory(path: Path, hint: str) -> Path:
     if not path.is_dir():
         raise ToolError(f"Path {path} is not a directory. {hint}")
     return path
+
+
+_NOT_REGULAR = {
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a directory",
+}
+
+
+def open_regular_file(path: Path) -> tuple[int, os.stat_result]:
+    """An fd for reading ``path`` and its stat, only if it is a regular file.
+
+    Opened non-blocking, so a FIFO swapped in after any earlier check cannot block the read;
+    FIFOs, devices (``/dev/zero``) and sockets are refused with a clear error.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise not_found_error(path) from None
+    except OSError as exc:
+        raise ToolError(os_error_message(exc, path)) from None
+    st = os.fstat(fd)
+    kind = _NOT_REGULAR.get(stat.S_IFMT(st.st_mode))
+    if kind is not None or not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise ToolError(f"{path} is {kind or 'not a regular file'}; view reads regular files only.")
+    return fd, st
+
+
+def os_error_message(exc: OSError, path: Path | str) -> str:
+    """A one-line, actionable message for an OSError on ``path`` (never a bare errno)."""
+    shown = quote_input(str(path))
+    reasons = {
+        errno.ENAMETOOLONG: "the path (or one of its names) is too long",
+        errno.ELOOP: "it is a symbolic link that loops (or too many links to follow)",
+        errno.EACCES: "permission denied",
+        errno.EPERM: "operation not permitted",
+        errno.ENOTDIR: "a component of the path is not a directory",
+        errno.EISDIR: "it is a directory",
+        errno.ENXIO: "it is a socket or a device without a reader",
+        errno.EROFS: "the file system is read-only",
+        errno.ENOSPC: "no space left on the device",
+        errno.EDQUOT: "the disk quota is exhausted",
+    }
+    reason = reasons.get(exc.errno or 0, exc.strerror or type(exc).__name__)
+    return f"Cannot access {shown}: {reason}."
+
+
+#: Error messages quote at most this much of any input, so a 10 MB argument is not echoed back.
+MAX_QUOTED_CHARS = 200
+
+
+def quote_input(text: str) -> str:
+    """``text`` for an error message: at most MAX_QUOTED_CHARS characters, lone surrogates shown."""
+    cleaned = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    if len(cleaned) <= MAX_QUOTED_CHARS:
+        return cleaned
+    return f"{cleaned[:MAX_QUOTED_CHARS]}… ({len(text)} characters)"

@@ -14,7 +14,7 @@ and applying edits to a file).
 
 from .edits import EditOutcome, EditPlan, EditRequest, apply_edits, apply_plan, plan_edit
 from .errors import EditError, ambiguous, not_found
-from .lines import MatchResult, Replacement, line_starts
+from .lines import MatchResult, Replacement, Text
 from .tiers import find, fold_punctuation, unescape
 
 __all__ = [
@@ -24,12 +24,12 @@ __all__ = [
     "EditRequest",
     "MatchResult",
     "Replacement",
+    "Text",
     "ambiguous",
     "apply_edits",
     "apply_plan",
     "find",
     "fold_punctuation",
-    "line_starts",
     "not_found",
     "plan_edit",
     "unescape",

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..fsutil.textio import TextFile, normalize_eol
 from .errors import EditError, ambiguous, not_found
-from .lines import Replacement
+from .lines import Replacement, Text
 from .tiers import find
 
 
@@ -17,18 +18,24 @@ class EditPlan:
     replacements: list[Replacement]
 
 
-def plan_edit(content: str, old: str, new: str, *, replace_all: bool, path: str) -> EditPlan:
-    """Where and what to replace, or an :class:`EditError` the model can act on."""
+def plan_edit(
+    content: str, old: str, new: str, *, replace_all: bool, path: str, cancel: Callable[[], None] | None = None
+) -> EditPlan:
+    """Where and what to replace, or an :class:`EditError` the model can act on.
+
+    ``cancel`` is called between steps of a long search and may raise to stop it.
+    """
     if old == new:
         raise EditError("old_string and new_string are identical: there is nothing to change.")
-    result = find(content, old, new)
+    f = Text(content, cancel) if cancel is not None else Text(content)
+    result = find(f, old, new)
     if result is None:
-        raise not_found(content, old, new, path)
+        raise not_found(f, old, new, path)
     if len(result.replacements) > 1 and not replace_all:
-        raise ambiguous(content, result)
+        raise ambiguous(f, result)
     for r in result.replacements:
         if r.text is None:
-            line = content.count("\n", 0, r.start) + 1
+            line = f.line_number(r.start)
             raise EditError(
                 f"old_string matched at line {line} with different indentation, but new_string cannot be "
                 "shifted the same way (some of its lines would need less than no indentation). Send "
@@ -62,7 +69,9 @@ class EditOutcome:
     first_changed_line: int
 
 
-def apply_edits(file: TextFile, edits: list[EditRequest], *, path: str) -> EditOutcome:
+def apply_edits(
+    file: TextFile, edits: list[EditRequest], *, path: str, cancel: Callable[[], None] | None = None
+) -> EditOutcome:
     """Apply ``edits`` in order to the evolving text; raise on the first that cannot apply.
 
     Each edit is spliced into the raw text, so line endings outside the spans never change.
@@ -74,7 +83,7 @@ def apply_edits(file: TextFile, edits: list[EditRequest], *, path: str) -> EditO
         old = normalize_eol(edit.old_string)
         new = normalize_eol(edit.new_string)
         try:
-            plan = plan_edit(file.text, old, new, replace_all=edit.replace_all, path=path)
+            plan = plan_edit(file.text, old, new, replace_all=edit.replace_all, path=path, cancel=cancel)
         except EditError as exc:
             exc.edit_index = index
             raise

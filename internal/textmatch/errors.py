@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 
 from ..errors import ToolError
-from .lines import Lines, MatchResult, indent_of, line_of, line_starts, split_old
+from .lines import CANCEL_EVERY, MatchResult, Text, indent_of, split_old
 
 #: How many ambiguous match line numbers an error lists.
 MAX_LINES_LISTED = 10
@@ -13,6 +13,12 @@ MAX_LINES_LISTED = 10
 MAX_CLOSEST_LINES = 12
 #: A region must be at least this similar to be offered as "closest".
 MIN_CLOSEST_RATIO = 0.5
+#: Files with fewer lines are scored line by line for the closest region; larger ones only on
+#: lines sharing one of the CLOSEST_TOKENS rarest tokens of the probe, at most
+#: MAX_CLOSEST_CANDIDATES of them.
+MAX_CLOSEST_SCAN_LINES = 5000
+CLOSEST_TOKENS = 3
+MAX_CLOSEST_CANDIDATES = 2000
 
 
 class EditError(ToolError):
@@ -25,36 +31,66 @@ def _visible(line: str) -> str:
     return indent.replace(" ", "·").replace("\t", "→   ") + line[len(indent) :]
 
 
-def closest_region(content: str, old: str) -> str:
-    f = Lines.of(content)
+def closest_region(f: Text, old: str) -> str:
+    """The file lines most like old_string's first non-blank line, numbered, whitespace visible.
+
+    Small files are scored line by line. In larger ones only lines that share one of the probe's
+    rarest tokens are scored (at most MAX_CLOSEST_CANDIDATES), so the search stays bounded.
+    """
     old_lines, _ = split_old(old)
     count = min(len(old_lines), MAX_CLOSEST_LINES)
     probe = next((line.strip() for line in old_lines if line.strip()), "")
-    if not probe or not f.lines:
+    if not probe or not f.text:
         return ""
     matcher = difflib.SequenceMatcher(autojunk=False)
     matcher.set_seq2(probe)
     scored = []
-    for i, line in enumerate(f.lines):
-        matcher.set_seq1(line.strip())
+    for checked, start in enumerate(_candidate_lines(f, probe)):
+        if checked % CANCEL_EVERY == 0:
+            f.cancel()
+        matcher.set_seq1(f.text[start : f.line_end(start)].strip())
         if matcher.real_quick_ratio() >= MIN_CLOSEST_RATIO and matcher.quick_ratio() >= MIN_CLOSEST_RATIO:
-            scored.append((matcher.ratio(), i))
+            scored.append((matcher.ratio(), -start))
     if not scored:
         return ""
-    _best_score, best = max(scored, key=lambda s: (s[0], -s[1]))
-    window = "\n".join(f.lines[best : best + count])
-    if difflib.SequenceMatcher(None, window, "\n".join(old_lines[:count]), autojunk=False).ratio() < MIN_CLOSEST_RATIO:
+    _score, best = max(scored)
+    window = f.window(-best, 0, count) or f.window(-best, 0, 1)
+    assert window is not None
+    start, lines = window
+    if difflib.SequenceMatcher(None, "\n".join(lines), "\n".join(old_lines[:count]), autojunk=False).ratio() < (
+        MIN_CLOSEST_RATIO
+    ):
         return ""
-    shown = [f"{best + i + 1:6d}|{_visible(line)}" for i, line in enumerate(f.lines[best : best + count])]
-    return "\n".join(shown)
+    first = f.line_number(start)
+    return "\n".join(f"{first + i:6d}|{_visible(line)}" for i, line in enumerate(lines))
 
 
-def not_found(content: str, old: str, new: str, path: str) -> EditError:
+def _candidate_lines(f: Text, probe: str) -> list[int]:
+    """Start offsets of the lines worth scoring against ``probe``."""
+    if f.text.count("\n") < MAX_CLOSEST_SCAN_LINES:
+        starts = [0]
+        at = f.text.find("\n")
+        while at >= 0:
+            starts.append(at + 1)
+            at = f.text.find("\n", at + 1)
+        return starts[:-1] if starts[-1] == len(f.text) and len(starts) > 1 else starts
+    tokens = sorted({t for t in probe.split() if len(t) >= 2}, key=lambda t: (f.text.count(t), -len(t)))
+    found: set[int] = set()
+    for token in tokens[:CLOSEST_TOKENS]:
+        at = f.text.find(token)
+        while at >= 0 and len(found) < MAX_CLOSEST_CANDIDATES:
+            start = f.line_start(at)
+            found.add(start)
+            at = f.text.find(token, f.line_end(start))
+    return sorted(found)
+
+
+def not_found(f: Text, old: str, new: str, path: str) -> EditError:
     message = (
         f"old_string was not found in {path}. It must match the file's text exactly "
         "(whitespace differences in indentation and at line ends are tolerated)."
     )
-    region = closest_region(content, old)
+    region = closest_region(f, old)
     if region:
         message += (
             "\n\nThe closest region in the file (whitespace shown as · for spaces, → for tabs):\n"
@@ -62,15 +98,15 @@ def not_found(content: str, old: str, new: str, path: str) -> EditError:
         )
     else:
         message += " Use view to read the current text and copy it exactly."
-    if new and new in content:
-        line = line_of(line_starts(content), content.find(new))
+    at = f.text.find(new) if new else -1
+    if at >= 0:
+        line = f.line_number(at)
         message += f"\n\nNote: new_string already appears in the file (line {line}); the edit may already be applied."
     return EditError(message)
 
 
-def ambiguous(content: str, result: MatchResult) -> EditError:
-    starts = line_starts(content)
-    lines = [line_of(starts, r.start) for r in result.replacements]
+def ambiguous(f: Text, result: MatchResult) -> EditError:
+    lines = f.line_numbers([r.start for r in result.replacements])
     listed = ", ".join(map(str, lines[:MAX_LINES_LISTED])) + (", …" if len(lines) > MAX_LINES_LISTED else "")
     return EditError(
         f"old_string appears {len(lines)} times in the file (lines {listed}). Provide more surrounding "

@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from .lines import LineKey, Lines, NoMatch, Replacement, indent_of, split_old, to_replacements, window_matches
+from .lines import LineKey, NoMatch, Replacement, Text, indent_of, split_old, to_replacements, window_matches
+
+#: The file's indentation unit is inferred from at most this many of its first lines.
+UNIT_SAMPLE_LINES = 20_000
 
 
 def indent_unit(lines: list[str]) -> str:
@@ -34,6 +37,10 @@ def indent_unit(lines: list[str]) -> str:
         return "    "
     best = max(steps.items(), key=lambda kv: (kv[1], -kv[0]))[0]
     return " " * best
+
+
+def file_indent_unit(text: str) -> str:
+    return indent_unit(text.split("\n", UNIT_SAMPLE_LINES)[:UNIT_SAMPLE_LINES])
 
 
 def _level(indent: str, unit: str) -> float:
@@ -99,9 +106,7 @@ def _strip(line: str) -> str:
     return line.strip()
 
 
-def indent_shift(
-    content: str, old: str, new: str, *, loose_first: bool = False, key: LineKey = _strip
-) -> list[Replacement]:
+def indent_shift(f: Text, old: str, new: str, *, loose_first: bool = False, key: LineKey = _strip) -> list[Replacement]:
     """Whole lines equal up to a uniform change of indentation (depth and/or tabs vs spaces).
 
     Every non-blank line must keep its content and its depth relative to the others; only the
@@ -110,26 +115,26 @@ def indent_shift(
     matches at two depths is reported as ambiguous like any other. With ``loose_first`` the first
     line's own indentation is ignored (old_string copied from the middle of a line).
     """
-    f = Lines.of(content)
     old_lines, ends_nl = split_old(old)
     if not any(line.strip() for line in old_lines):
         return []
-    file_unit = indent_unit(f.lines)
     old_unit = indent_unit(old_lines[1:] if loose_first else old_lines)
-    if all(not indent_of(line) for line in old_lines if line.strip()):
-        old_unit = file_unit
+    unindented = all(not indent_of(line) for line in old_lines if line.strip())
 
-    def accept(first: int) -> str | None:
+    def accept(window: list[str], start: int) -> str | None:
         pairs: list[tuple[str, str]] = []
         for i, old_line in enumerate(old_lines):
-            file_line = f.lines[first + i]
+            file_line = window[i]
             if not old_line.strip():
                 if file_line.strip():
                     raise NoMatch
                 continue
             if not (loose_first and i == 0):
                 pairs.append((indent_of(file_line), indent_of(old_line)))
-        shift = _prefix_shift(pairs) or _unit_shift(pairs, file_unit, old_unit)
+        shift = _prefix_shift(pairs)
+        if shift is None:
+            unit = f.indent_unit
+            shift = _unit_shift(pairs, unit, unit if unindented else old_unit)
         if shift is None:
             raise NoMatch
         body = _reindent(new, shift)
@@ -137,8 +142,7 @@ def indent_shift(
             return None
         if loose_first and new.strip():
             head, sep, rest = body.partition("\n")
-            body = indent_of(f.lines[first]) + head.lstrip(" \t") + sep + rest
+            body = indent_of(window[0]) + head.lstrip(" \t") + sep + rest
         return body
 
-    found = window_matches(f, old_lines, key, accept, ends_nl=ends_nl)
-    return to_replacements(f, found, len(old_lines), ends_nl)
+    return to_replacements(window_matches(f, old_lines, key, accept, ends_nl=ends_nl))

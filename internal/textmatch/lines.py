@@ -1,10 +1,21 @@
-"""What every whole-line tier shares: spans, the file split into lines, and the window search."""
+"""What every whole-line tier shares: the searched text, spans, and the window search.
+
+The file is never split into lines as a whole. Every whole-line tier compares lines under a key
+that only drops or collapses whitespace (``rstrip``, ``strip``, collapsed runs), so a matching
+file line always contains each whitespace-free token of the old line literally. The window
+search therefore looks for the rarest such token with ``str.find`` (C speed) and checks only
+the windows around its occurrences: the cost follows the candidates, not the file size.
+"""
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+
+#: How many of old_string's longest tokens are counted in the file to pick the rarest anchor.
+MAX_ANCHOR_TOKENS = 16
+#: The cancel hook is called once per this many candidate windows.
+CANCEL_EVERY = 1024
 
 
 @dataclass(frozen=True)
@@ -25,39 +36,68 @@ class MatchResult:
     replacements: list[Replacement]
 
 
-def line_of(starts: list[int], offset: int) -> int:
-    return bisect.bisect_right(starts, offset)
+def _never() -> None:
+    return None
 
 
-def line_starts(text: str) -> list[int]:
-    starts = [0]
-    i = text.find("\n")
-    while i >= 0:
-        starts.append(i + 1)
-        i = text.find("\n", i + 1)
-    return starts
+class Text:
+    """The LF-normalised text being searched, shared by every tier of one search.
 
+    ``cancel`` is called between candidates and may raise to stop a long search.
+    """
 
+    def __init__(self, text: str, cancel: Callable[[], None] = _never) -> None:
+        self.text = text
+        self.cancel = cancel
+        self._unit: str | None = None
 
-@dataclass(frozen=True)
-class Lines:
-    """The file split into lines with offsets, built once per search."""
+    def line_start(self, offset: int) -> int:
+        return self.text.rfind("\n", 0, offset) + 1
 
-    text: str
-    lines: list[str]
-    starts: list[int]
+    def line_end(self, start: int) -> int:
+        """Offset of the newline ending the line at ``start`` (or the text's length)."""
+        end = self.text.find("\n", start)
+        return len(self.text) if end < 0 else end
 
-    @classmethod
-    def of(cls, text: str) -> Lines:
-        lines = text.split("\n")
-        return cls(text, lines, line_starts(text))
+    def line_number(self, offset: int) -> int:
+        """1-based line of ``offset``."""
+        return self.text.count("\n", 0, offset) + 1
 
-    def span(self, first: int, count: int, with_newline: bool) -> tuple[int, int]:
-        last = first + count - 1
-        end = self.starts[last] + len(self.lines[last])
-        if with_newline and end < len(self.text):
-            end += 1
-        return self.starts[first], end
+    def line_numbers(self, offsets: list[int]) -> list[int]:
+        """1-based lines of increasing ``offsets``, counted incrementally (one pass in all)."""
+        out, line, previous = [], 1, 0
+        for offset in offsets:
+            line += self.text.count("\n", previous, offset)
+            previous = offset
+            out.append(line)
+        return out
+
+    def window(self, anchor_start: int, before: int, count: int) -> tuple[int, list[str]] | None:
+        """The ``count`` lines starting ``before`` lines above the line at ``anchor_start``, and
+        the offset of the first; None when the text has too few lines there."""
+        start = anchor_start
+        for _ in range(before):
+            if start == 0:
+                return None
+            start = self.line_start(start - 1)
+        lines: list[str] = []
+        at = start
+        for _ in range(count):
+            if at > len(self.text):
+                return None
+            end = self.line_end(at)
+            lines.append(self.text[at:end])
+            at = end + 1
+        return start, lines
+
+    @property
+    def indent_unit(self) -> str:
+        """The file's indentation step (see :func:`.indentation.indent_unit`), computed once."""
+        if self._unit is None:
+            from .indentation import file_indent_unit
+
+            self._unit = file_indent_unit(self.text)
+        return self._unit
 
 
 def split_old(old: str) -> tuple[list[str], bool]:
@@ -68,47 +108,74 @@ def split_old(old: str) -> tuple[list[str], bool]:
 
 
 LineKey = Callable[[str], str]
+#: Given the window's file lines and the offset of its first line: the replacement text, None
+#: when old_string matched but new_string cannot be placed there, or NoMatch to veto the window.
+Accept = Callable[[list[str], int], str | None]
+
+
+def _anchor(f: Text, old_lines: list[str], key: LineKey) -> tuple[int, str] | None:
+    """(index in old_lines, token): the rarest whitespace-free token of a non-blank key line."""
+    tokens = sorted(
+        ((len(token), i, token) for i, line in enumerate(old_lines) if key(line) for token in line.split()),
+        reverse=True,
+    )[:MAX_ANCHOR_TOKENS]
+    if not tokens:
+        return None
+    best = min(tokens, key=lambda t: (f.text.count(t[2]), -t[0]))
+    return best[1], best[2]
+
+
+def _anchor_lines(f: Text, token: str) -> Iterator[int]:
+    """Start offsets of the lines containing ``token``, in order, each once."""
+    at = f.text.find(token)
+    while at >= 0:
+        start = f.line_start(at)
+        yield start
+        at = f.text.find(token, f.line_end(start))
 
 
 def window_matches(
-    f: Lines, old_lines: list[str], key: LineKey, accept: Callable[[int], str | None], *, ends_nl: bool
-) -> list[tuple[int, str | None]]:
-    """Windows of ``len(old_lines)`` file lines whose lines equal ``old_lines`` under ``key``.
+    f: Text, old_lines: list[str], key: LineKey, accept: Accept, *, ends_nl: bool
+) -> list[tuple[int, int, str | None]]:
+    """``(start, end, replacement)`` of every window of file lines equal to ``old_lines`` under
+    ``key`` that ``accept`` takes. Windows do not overlap.
 
-    ``accept(first_line)`` may still veto a window (raising NoMatch) or gives its replacement
-    (None when the window matches but new_string cannot be placed there: that still counts as
-    a match, so it can never hide an ambiguity). Windows do not overlap.
+    A window that matches but whose replacement cannot be placed still counts (text None), so it
+    can never hide an ambiguity. When old_string ends with a newline, so must the window.
     """
+    found = _anchor(f, old_lines, key)
+    if found is None:
+        return []
+    anchor, token = found
     wanted = [key(line) for line in old_lines]
     count = len(old_lines)
-    anchor = next((i for i, w in enumerate(wanted) if w), None)
-    if anchor is None:
-        return []
-    keys = [key(line) for line in f.lines]
-    out: list[tuple[int, str | None]] = []
-    first = 0
-    # When old_string ends with a newline, its last line must be followed by one: the text after
-    # the file's final newline (the last element of the split) can never end the window.
-    limit = len(f.lines) - count - (1 if ends_nl else 0)
-    while first <= limit:
-        if keys[first + anchor] == wanted[anchor] and keys[first : first + count] == wanted:
-            try:
-                out.append((first, accept(first)))
-            except NoMatch:
-                first += 1
-                continue
-            first += count
+    out: list[tuple[int, int, str | None]] = []
+    taken_until = 0  # windows may not start before the end of the previous match
+    for checked, anchor_start in enumerate(_anchor_lines(f, token)):
+        if checked % CANCEL_EVERY == 0:
+            f.cancel()
+        window = f.window(anchor_start, anchor, count)
+        if window is None:
             continue
-        first += 1
+        start, lines = window
+        if start < taken_until or any(key(line) != w for line, w in zip(lines, wanted, strict=True)):
+            continue
+        end = start + sum(len(line) + 1 for line in lines) - 1
+        if ends_nl:
+            if end >= len(f.text):
+                continue
+            end += 1
+        try:
+            text = accept(lines, start)
+        except NoMatch:
+            continue
+        out.append((start, end, text))
+        taken_until = end
     return out
 
 
-def to_replacements(f: Lines, found: list[tuple[int, str | None]], count: int, ends_nl: bool) -> list[Replacement]:
-    out = []
-    for first, text in found:
-        start, end = f.span(first, count, ends_nl)
-        out.append(Replacement(start, end, text))
-    return out
+def to_replacements(found: list[tuple[int, int, str | None]]) -> list[Replacement]:
+    return [Replacement(start, end, text) for start, end, text in found]
 
 
 def indent_of(line: str) -> str:

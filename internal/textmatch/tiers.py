@@ -10,13 +10,17 @@ import re
 from collections.abc import Callable
 
 from .indentation import indent_shift
-from .lines import Lines, MatchResult, Replacement, indent_of, split_old, to_replacements, window_matches
+from .lines import MatchResult, Replacement, Text, indent_of, split_old, to_replacements, window_matches
 
 # --- tier 1: exact ----------------------------------------------------------------------------
 
 
-def exact(content: str, old: str, new: str) -> list[Replacement]:
+def exact(f: Text, old: str, new: str) -> list[Replacement]:
     """The text as given. Forgives nothing, so it is always safe."""
+    return _occurrences(f.text, old, new)
+
+
+def _occurrences(content: str, old: str, new: str) -> list[Replacement]:
     out: list[Replacement] = []
     start = content.find(old)
     while start >= 0:
@@ -28,15 +32,14 @@ def exact(content: str, old: str, new: str) -> list[Replacement]:
 # --- whole-line tiers ---------------------------------------------------------------------
 
 
-def trailing_whitespace(content: str, old: str, new: str) -> list[Replacement]:
+def trailing_whitespace(f: Text, old: str, new: str) -> list[Replacement]:
     """Whole lines equal once trailing spaces/tabs are ignored.
 
     Safe: only invisible trailing whitespace differs; every visible character must match.
     """
-    f = Lines.of(content)
     old_lines, ends_nl = split_old(old)
-    found = window_matches(f, old_lines, lambda s: s.rstrip(" \t"), lambda _first: new, ends_nl=ends_nl)
-    return to_replacements(f, found, len(old_lines), ends_nl)
+    found = window_matches(f, old_lines, lambda s: s.rstrip(" \t"), lambda _lines, _start: new, ends_nl=ends_nl)
+    return to_replacements(found)
 
 
 _WS = re.compile(r"[ \t]+")
@@ -46,7 +49,7 @@ def _collapse(line: str) -> str:
     return _WS.sub(" ", line.strip())
 
 
-def whitespace_normalised(content: str, old: str, new: str) -> list[Replacement]:
+def whitespace_normalised(f: Text, old: str, new: str) -> list[Replacement]:
     """Whole lines equal once runs of spaces/tabs inside them are collapsed, with the same
     indentation structure the indentation tier demands.
 
@@ -54,7 +57,7 @@ def whitespace_normalised(content: str, old: str, new: str) -> list[Replacement]
     collapsing keeps every separation (``a = b`` never equals ``a=b``), and the lines' relative
     depths must agree, so new_string is re-indented exactly like the indentation tier does.
     """
-    return indent_shift(content, old, new, key=_collapse)
+    return indent_shift(f, old, new, key=_collapse)
 
 
 # --- escape and punctuation tiers -------------------------------------------------------------
@@ -82,17 +85,17 @@ def fold_punctuation(text: str) -> str:
     return text.translate(_PUNCT)
 
 
-def punctuation(content: str, old: str, new: str) -> list[Replacement]:
+def punctuation(f: Text, old: str, new: str) -> list[Replacement]:
     """Exact once typographic punctuation is folded on both sides (“x” vs "x", – vs -).
 
     Safe: the fold maps single characters to single characters, so offsets are the file's own,
     and every other character must match exactly. new_string is folded too when the matched
     text had no typographic characters, so an ASCII file stays ASCII.
     """
-    found = exact(fold_punctuation(content), fold_punctuation(old), new)
+    found = _occurrences(fold_punctuation(f.text), fold_punctuation(old), new)
     out = []
     for r in found:
-        region = content[r.start : r.end]
+        region = f.text[r.start : r.end]
         text = fold_punctuation(new) if fold_punctuation(region) == region else new
         out.append(Replacement(r.start, r.end, text))
     return out
@@ -100,7 +103,7 @@ def punctuation(content: str, old: str, new: str) -> list[Replacement]:
 
 # --- the pipeline -----------------------------------------------------------------------------
 
-Tier = Callable[[str, str, str], list[Replacement]]
+Tier = Callable[[Text, str, str], list[Replacement]]
 BASE_TIERS: list[tuple[str, Tier]] = [
     ("exact", exact),
     ("trailing_whitespace", trailing_whitespace),
@@ -140,16 +143,18 @@ def _tiers(old: str, new: str) -> list[tuple[str, str, str, Tier]]:
     if "\n" in old.strip("\n") and first_line and not indent_of(first_line):
         # old_string copied from the middle of its first line: that line's depth is unknown,
         # the rest must still agree among themselves.
-        plan.append(("first_line_indent", old, new, lambda c, o, n: indent_shift(c, o, n, loose_first=True)))
+        plan.append(("first_line_indent", old, new, lambda f, o, n: indent_shift(f, o, n, loose_first=True)))
     return plan
 
 
-def find(content: str, old: str, new: str) -> MatchResult | None:
+def find(content: str | Text, old: str, new: str) -> MatchResult | None:
     """The first tier with any match, with every match of that tier."""
+    f = content if isinstance(content, Text) else Text(content)
     for name, o, n, tier in _tiers(old, new):
         if not o:
             continue
-        found = tier(content, o, n)
+        f.cancel()
+        found = tier(f, o, n)
         if found:
             return MatchResult(name, found)
     return None

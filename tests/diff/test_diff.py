@@ -60,3 +60,66 @@ def test_trim_diff_only_removes_whitespace(old: str, new: str) -> None:
     assert [line.replace(" ", "").replace("\t", "") for line in diff.split("\n")] == [
         line.replace(" ", "").replace("\t", "") for line in trimmed.split("\n")
     ]
+
+
+def _reference_diff(old: str, new: str, path: str) -> str:
+    """The diff as this project always produced it: difflib over the whole file."""
+    import difflib
+
+    from toolsmith.diff.diff import _hunk_range, _prefixed, split_lines
+
+    a, b = split_lines(old), split_lines(new)
+    out: list[str] = []
+    for group in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_grouped_opcodes(3):
+        if not out:
+            out += [f"--- a/{path}\n", f"+++ b/{path}\n"]
+        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
+        out.append(f"@@ -{_hunk_range(i1, i2 - i1)} +{_hunk_range(j1, j2 - j1)} @@\n")
+        for tag, a1, a2, b1, b2 in group:
+            if tag == "equal":
+                out += _prefixed(" ", a[a1:a2])
+            if tag in ("replace", "delete"):
+                out += _prefixed("-", a[a1:a2])
+            if tag in ("replace", "insert"):
+                out += _prefixed("+", b[b1:b2])
+    return "".join(out)
+
+
+@given(texts(), texts())
+def test_small_files_diff_exactly_as_before(old: str, new: str) -> None:
+    assert generate_diff(old, new, "f")[0] == _reference_diff(old, new, "f")
+
+
+many_lines = st.lists(st.sampled_from(["a", "b", "c", "", "x", "y", "unique1", "unique2", "}"]), max_size=80)
+
+
+@given(many_lines, st.lists(st.tuples(st.integers(0, 80), st.integers(0, 4), many_lines), max_size=4))
+def test_large_file_path_round_trips(base: list[str], edits: list[tuple[int, int, list[str]]]) -> None:
+    """The windowed/anchored path (forced on small inputs) still gives a diff that applies exactly."""
+    import toolsmith.diff.diff as diff_module
+
+    new_lines = list(base)
+    for at, removed, added in edits:
+        at = min(at, len(new_lines))
+        new_lines[at : at + removed] = added[:5]
+    old, new = "\n".join(base) + "\n", "\n".join(new_lines) + "\n"
+    original = diff_module.SMALL_DIFF_LINES
+    diff_module.SMALL_DIFF_LINES = 2
+    try:
+        diff, additions, removals = generate_diff(old, new, "f")
+    finally:
+        diff_module.SMALL_DIFF_LINES = original
+    assert apply_unified_diff(old, diff) == new
+    body = [line for line in diff.split("\n")[2:] if line]
+    assert additions == sum(1 for line in body if line.startswith("+"))
+    assert removals == sum(1 for line in body if line.startswith("-"))
+
+
+def test_a_one_line_change_in_ten_megabytes_diffs_only_around_it() -> None:
+    """Whole-file difflib took minutes here (bench/edit_scale.py times it); the diff is the same."""
+    old = "".join(f"def function_{i}(x):\n    return x + {i}\n\n" for i in range(300_000))
+    new = old.replace("def function_150000(x):", "def changed(x):")
+    diff, additions, removals = generate_diff(old, new, "big.py")
+    assert (additions, removals) == (1, 1)
+    assert diff.count("@@ -") == 1 and "@@ -449998,7 +449998,7 @@" in diff
+    assert apply_unified_diff(old, diff) == new

@@ -119,3 +119,83 @@ def test_view_records_read(workspace: Path, run: Runner, session: object) -> Non
 
     assert isinstance(session, Session)
     assert session.ctx.files.last_read(workspace / "f.txt") is not None
+
+
+@given(
+    st.lists(TEXT_LINE, max_size=30),
+    st.sampled_from(["\n", "\r\n"]),
+    st.booleans(),
+    st.integers(1, 9),
+    st.integers(1, 11),
+)
+def test_indexed_pages_equal_the_whole_file_read(
+    lines: list[str], eol: str, final_newline: bool, limit: int, chunk: int
+) -> None:
+    """The byte-scanning path (forced on small files, with tiny chunks so every boundary case is
+    hit) pages exactly like decoding the whole file."""
+    from toolsmith.fsutil import line_index
+
+    ws = Path(tempfile.mkdtemp())
+    text = eol.join(lines) + (eol if final_newline and lines else "")
+    data = text.encode()
+    if looks_binary(data):
+        return
+    (ws / "f.txt").write_bytes(data)
+    expected = text.replace("\r\n", "\n").split("\n")
+    if expected and expected[-1] == "":
+        expected.pop()
+    session = make_session(ws)
+    saved = view.FULL_READ_MAX_BYTES, line_index.CHUNK_BYTES
+    view.FULL_READ_MAX_BYTES, line_index.CHUNK_BYTES = -1, chunk
+    try:
+        got: list[str] = []
+        offset = 0
+        while offset < len(expected):
+            r = asyncio.run(session.run("view", {"file_path": "f.txt", "offset": offset, "limit": limit}))
+            assert not r.is_error, r.content
+            page = shown_lines(r.content)
+            assert [n for n, _ in page] == list(range(offset + 1, offset + 1 + len(page)))
+            got += [t for _, t in page]
+            offset += len(page)
+            assert page
+        assert got == expected
+        if expected:  # asking past the end, once the whole file was seen, is an exact error
+            r = asyncio.run(session.run("view", {"file_path": "f.txt", "offset": len(expected) + 3}))
+            assert r.is_error and f"({len(expected)} lines)" in r.content
+    finally:
+        view.FULL_READ_MAX_BYTES, line_index.CHUNK_BYTES = saved
+
+
+def test_deep_view_of_a_large_file_is_exact_and_cut(workspace: Path, run: Runner) -> None:
+    big = workspace / "big.txt"
+    with big.open("w") as handle:
+        for i in range(300_000):
+            handle.write(f"{i:09d} " + ("x" * 30) + "\n")
+        handle.write("y" * 100_000 + "\n")  # one very long line near the end
+        handle.write("last")
+    r = run("view", {"file_path": "big.txt", "offset": 299_998, "limit": 10})
+    page = shown_lines(r.content)
+    assert [n for n, _ in page] == [299_999, 300_000, 300_001, 300_002]
+    assert page[0][1].startswith("000299998 ") and page[2][1] == "y" * view.MAX_LINE_CHARS + "..."
+    assert page[3][1] == "last"
+    assert r.metadata["total_lines"] == 300_002 and r.metadata["total_lines_exact"] is True
+    again = run("view", {"file_path": "big.txt", "offset": 150_000, "limit": 2})  # from the session's index
+    assert [t[:9] for _, t in shown_lines(again.content)] == ["000150000", "000150001"]
+    assert again.metadata["total_lines"] == 300_002  # the index saw the end already
+
+
+def test_non_regular_files_are_refused_without_blocking(workspace: Path, run: Runner) -> None:
+    import os
+
+    fifo = workspace / "pipe"
+    os.mkfifo(fifo)
+    r = run("view", {"file_path": "pipe"})
+    assert r.is_error and "is a FIFO (named pipe); view reads regular files only." in r.content
+    r = run("view", {"file_path": "/dev/zero"})
+    assert r.is_error and "is a character device" in r.content
+
+
+def test_limit_is_clamped_to_the_output_bound(workspace: Path, run: Runner) -> None:
+    (workspace / "f.txt").write_text("x\n" * 5000)
+    r = run("view", {"file_path": "f.txt", "limit": 1_000_000_000})
+    assert r.metadata["lines_shown"] == 2000 and "Use offset=2000" in r.content

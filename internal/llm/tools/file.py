@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ...cancel import in_thread
 from ...diff import diff_metadata
 from ...errors import ToolError
 from ...file_tracker import FileTracker
 from ...fsutil.atomic import atomic_write
 from ...fsutil.paths import not_found_error
 from ...fsutil.textio import TextFile, decode_bytes, new_text_file
-from ...textmatch import EditRequest, apply_edits
+from ...textmatch import EditOutcome, EditRequest, apply_edits
 from .tools import ToolContext, ToolResponse
 
 
@@ -72,11 +74,15 @@ async def edit_file(ctx: ToolContext, tool: str, file_path: str, edits: list[Edi
     """Apply ``edits`` to an existing file as one atomic change (edit is the one-edit case)."""
     path = ctx.resolve(file_path)
     ctx.check_writable(path)
-    async with ctx.locks.hold([path]):
+    display = ctx.display(path)
+
+    def prepare(check: Callable[[], None]) -> tuple[EditOutcome, dict[str, Any]]:
         old = load_for_change(ctx.files, path)
-        outcome = apply_edits(old, edits, path=str(path))
-        display = ctx.display(path)
-        metadata = diff_metadata(old.text, outcome.file.text, display)
+        outcome = apply_edits(old, edits, path=str(path), cancel=check)
+        return outcome, diff_metadata(old.text, outcome.file.text, display, cancel=check)
+
+    async with ctx.locks.hold([path]):
+        outcome, metadata = await in_thread(prepare, ctx.cancel)
         await ctx.require_permission(tool, "write", str(path), f"edit {display}", {"diff": metadata["diff"]})
         store(ctx.files, path, outcome.file.encode())
     metadata.update(

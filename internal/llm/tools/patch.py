@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...cancel import in_thread
 from ...diff import diff_metadata
 from ...diff.patch import FUZZ_THRESHOLD, FileOp, apply_chunks, parse_patch
 from ...errors import ToolError
@@ -74,9 +76,17 @@ class PatchTool(Tool):
     async def run(self, params: PatchParams, ctx: ToolContext) -> ToolResponse:
         ops = parse_patch(params.patch_text)
         paths = self._paths(ops, ctx)
+
+        def prepare(check: Callable[[], None]) -> tuple[list[_Planned], list[FileChange], list[dict[str, Any]]]:
+            planned = []
+            for op in ops:
+                check()
+                planned.append(self._plan(op, ctx))
+            changes, files_meta = self._changes(planned, ctx, check)
+            return planned, changes, files_meta
+
         async with ctx.locks.hold(paths):
-            planned = [self._plan(op, ctx) for op in ops]
-            changes, files_meta = self._changes(planned, ctx)
+            planned, changes, files_meta = await in_thread(prepare, ctx.cancel)
             await ctx.require_permission(
                 self.name, "write", ", ".join(ctx.display(p) for p in paths), "apply a patch",
                 {"files": files_meta},
@@ -142,7 +152,9 @@ class PatchTool(Tool):
         return _Planned(op, path, target, old, new, [a.fuzz for a in applied], passes)
 
     @staticmethod
-    def _changes(planned: list[_Planned], ctx: ToolContext) -> tuple[list[FileChange], list[dict[str, Any]]]:
+    def _changes(
+        planned: list[_Planned], ctx: ToolContext, check: Callable[[], None]
+    ) -> tuple[list[FileChange], list[dict[str, Any]]]:
         changes: list[FileChange] = []
         meta: list[dict[str, Any]] = []
         for plan in planned:
@@ -155,7 +167,8 @@ class PatchTool(Tool):
             }
             if plan.target != plan.path:
                 entry["moved_from"] = ctx.display(plan.path)
-            entry.update(diff_metadata(plan.old.text if plan.old else "", plan.new.text if plan.new else "", display))
+            old_text, new_text = plan.old.text if plan.old else "", plan.new.text if plan.new else ""
+            entry.update(diff_metadata(old_text, new_text, display, cancel=check))
             meta.append(entry)
             if plan.new is not None:
                 changes.append(FileChange(plan.target, plan.new.encode()))

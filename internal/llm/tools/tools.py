@@ -27,6 +27,7 @@ from ...config import Config
 from ...errors import ToolCancelled, ToolError
 from ...file_tracker import FileTracker
 from ...fsutil import paths as fspaths
+from ...fsutil.line_index import LineIndexCache
 from ...fsutil.locks import PathLocks
 from ...permission import PermissionRequest, PermissionService
 from ...shell.state import ShellState
@@ -113,6 +114,8 @@ class ToolContext:
     shell: ShellState = field(default_factory=ShellState)
     #: The state directory (spill files, shell state, logs); from ``config.state_dir``.
     state: StateDir = field(default=None)  # type: ignore[assignment]
+    #: Where view found line starts in large files (see fsutil/line_index.py).
+    line_indexes: LineIndexCache = field(default_factory=LineIndexCache)
 
     def __post_init__(self) -> None:
         if self.state is None:
@@ -132,6 +135,21 @@ class ToolContext:
             protected_dirs=self.config.protected_dirs,
             confine=self.config.confine_writes,
         )
+
+    def readable_roots(self) -> list[Path]:
+        """Where read-only tools read without asking: the workspace, the allowed dirs, the state
+        dir (spilled outputs the tools point to) and the skill directories."""
+        from ...skills import skill_tiers
+
+        dirs = [self.workspace, *self.config.allowed_dirs, self.state.location()]
+        dirs += skill_tiers(self.workspace, list(self.config.skill_paths))
+        return [fspaths.real_path(fspaths.from_workspace(self.workspace, d)) for d in dirs]
+
+    async def require_read_permission(self, tool: str, path: Path) -> None:
+        """Ask before reading outside :meth:`readable_roots` (symlinks resolved first)."""
+        real = fspaths.real_path(path)
+        if not fspaths.within_any(real, self.readable_roots()):
+            await self.require_permission(tool, "read", str(real), f"read {real} (outside the workspace)")
 
     async def require_permission(
         self, tool: str, action: str, target: str, description: str = "", params: dict[str, Any] | None = None

@@ -5,13 +5,16 @@ from __future__ import annotations
 import base64
 import codecs
 import io
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...cancel import in_thread
 from ...errors import ToolError
-from ...fsutil.paths import is_within, not_found_error
+from ...fsutil.line_index import read_lines
+from ...fsutil.paths import open_regular_file
 from ...fsutil.textio import BINARY_SNIFF_BYTES, decode_bytes, detect_bom, looks_binary
 from ...truncate import cut_utf8
 from .params import param
@@ -26,6 +29,8 @@ MAX_LINE_CHARS = 2000
 FULL_READ_MAX_BYTES = 8 * 1024 * 1024
 #: How much of a large file the streaming decoder samples to choose an encoding.
 ENCODING_SAMPLE_BYTES = 64 * 1024
+Check = Callable[[], None]
+
 #: Images larger than this are not attached.
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
 IMAGE_TYPES = {
@@ -66,6 +71,8 @@ class Page:
     encoding: str
     #: The whole file's bytes, when the page was cut from a full read (they record the read).
     data: bytes | None = None
+    #: For an image: the whole response.
+    image: ToolResponse | None = None
 
 
 class ViewTool(Tool):
@@ -76,22 +83,31 @@ class ViewTool(Tool):
 
     async def run(self, params: ViewParams, ctx: ToolContext) -> ToolResponse:
         path = ctx.resolve(params.file_path)
-        if not is_within(path, ctx.workspace):
-            await ctx.require_permission(self.name, "read", str(path), f"read {path} (outside the workspace)")
+        await ctx.require_read_permission(self.name, path)
         if path.is_dir():
             raise ToolError(f"Path is a directory, not a file: {path}. Use the ls tool to list a directory.")
-        if not path.exists():
-            raise not_found_error(path)
         media_type = IMAGE_TYPES.get(path.suffix.lower())
-        if media_type:
-            return _image(path, media_type, ctx)
-        page = _read_page(path, params.offset, min(params.limit, ctx.config.max_output_lines))
+        limit = min(params.limit, ctx.config.max_output_lines)
+
+        def read(check: Callable[[], None]) -> tuple[Page, os.stat_result]:
+            fd, st = open_regular_file(path)
+            try:
+                if media_type:
+                    return _read_image(fd, st, path, media_type), st
+                return _read_page(fd, st, path, params.offset, limit, ctx, check), st
+            finally:
+                os.close(fd)
+
+        page, st = await in_thread(read, ctx.cancel)
+        if page.image is not None:
+            ctx.files.record_read(path, page.data, st)
+            return page.image
         if params.offset > 0 and params.offset >= page.total and page.total_exact:
             raise ToolError(
                 f"offset {params.offset} is beyond the end of the file ({page.total} lines). "
                 f"Use an offset below {page.total}."
             )
-        ctx.files.record_read(path, page.data)
+        ctx.files.record_read(path, page.data, st)
         content, shown = _render(page, params.offset, ctx.config.max_output_bytes)
         end = params.offset + shown
         metadata: dict[str, Any] = {
@@ -139,36 +155,69 @@ def _render(page: Page, offset: int, max_bytes: int) -> tuple[str, int]:
     return "\n".join(out), shown
 
 
-def _read_page(path: Path, offset: int, limit: int) -> Page:
-    size = path.stat().st_size
-    if size <= FULL_READ_MAX_BYTES:
-        data = path.read_bytes()
+def _read_all(fd: int, size: int) -> bytes:
+    """The whole file, read to its end (it may have grown since the stat)."""
+    chunks = []
+    while chunk := os.read(fd, max(size, 64 * 1024)):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _read_page(
+    fd: int, st: os.stat_result, path: Path, offset: int, limit: int, ctx: ToolContext, check: Check
+) -> Page:
+    if st.st_size <= FULL_READ_MAX_BYTES:
+        data = _read_all(fd, st.st_size)
         text_file = decode_bytes(data, path=str(path))
         lines = text_file.text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
         return Page(lines[offset : offset + limit], len(lines), True, text_file.encoding, data)
-    return _stream_page(path, size, offset, limit)
+    head = os.pread(fd, ENCODING_SAMPLE_BYTES, 0)
+    bom, encoding = detect_bom(head)
+    if encoding is None:
+        if looks_binary(head[:BINARY_SNIFF_BYTES]):
+            raise ToolError(f"File appears to be binary: {path}. Use the appropriate tool for this file type.")
+        encoding = _sample_encoding(head)
+    if "\n".encode(encoding) != b"\n" or (b"\r" in head and b"\n" not in head):
+        return _stream_page(fd, st.st_size, len(bom), encoding, offset, limit, check)
+    return _indexed_page(fd, st, len(bom), encoding, offset, limit, ctx, check)
 
 
-def _stream_page(path: Path, size: int, offset: int, limit: int) -> Page:
-    """Read only lines ``offset`` .. ``offset+limit`` of a large file, plus an estimated total."""
-    with open(path, "rb") as raw:
-        head = raw.read(ENCODING_SAMPLE_BYTES)
-        bom, encoding = detect_bom(head)
-        if encoding is None:
-            if looks_binary(head[:BINARY_SNIFF_BYTES]):
-                raise ToolError(f"File appears to be binary: {path}. Use the appropriate tool for this file type.")
-            encoding = _sample_encoding(head)
-        raw.seek(len(bom))
+def _indexed_page(
+    fd: int, st: os.stat_result, base: int, encoding: str, offset: int, limit: int, ctx: ToolContext, check: Check
+) -> Page:
+    """Lines of a large ASCII-compatible file, found by byte scanning through the session's index."""
+    index = ctx.line_indexes.get(f"{st.st_dev}:{st.st_ino}", st, base)
+    start = index.line_start(fd, offset, check)
+    if start is None:
+        assert index.total is not None
+        return Page([], index.total, True, encoding)
+    # Twice the output budget is more than any page can show; the rest is never read.
+    page = read_lines(fd, start, limit, 2 * ctx.config.max_output_bytes, 4 * MAX_LINE_CHARS + 4)
+    lines = [line.decode(encoding, "replace") for line in page.lines]
+    if page.at_eof:
+        index.total = offset + len(lines)
+    if index.total is not None:
+        return Page(lines, index.total, True, encoding)
+    average = max((page.end - base) / max(offset + len(lines), 1), 1.0)
+    return Page(lines, max(offset + len(lines) + 1, round((st.st_size - base) / average)), False, encoding)
+
+
+def _stream_page(fd: int, size: int, base: int, encoding: str, offset: int, limit: int, check: Check) -> Page:
+    """Lines of a large file whose newlines are not single bytes (UTF-16/32, lone CR): decoded
+    as a stream from the start, at most MAX_LINE_CHARS+1 characters of a line held at once."""
+    with os.fdopen(os.dup(fd), "rb") as raw:
+        raw.seek(base)
         # errors="replace": a stray byte deep in a huge file should not make it unreadable;
         # view never writes, so nothing is corrupted.
         reader = io.TextIOWrapper(raw, encoding=encoding, errors="replace", newline=None)
         lines: list[str] = []
-        consumed = len(bom)
         count = 0
         for line in _bounded_lines(reader):
             count += 1
+            if count % 65536 == 0:
+                check()
             if count > offset:
                 lines.append(line)
                 if len(lines) >= limit:
@@ -206,17 +255,17 @@ def _bounded_lines(reader: io.TextIOWrapper) -> Iterator[str]:
         yield line
 
 
-def _image(path: Path, media_type: str, ctx: ToolContext) -> ToolResponse:
-    size = path.stat().st_size
+def _read_image(fd: int, st: os.stat_result, path: Path, media_type: str) -> Page:
+    size = st.st_size
     if size > MAX_IMAGE_BYTES:
         raise ToolError(f"Image {path} is {size} bytes, more than the {MAX_IMAGE_BYTES} byte limit for attachments.")
-    data = path.read_bytes()
-    ctx.files.record_read(path, data)
-    return ToolResponse(
-        f"Image file {path} ({media_type}, {size} bytes) attached.",
-        metadata={"file_path": str(path), "media_type": media_type, "size": size, "image": True},
+    data = _read_all(fd, size)
+    image = ToolResponse(
+        f"Image file {path} ({media_type}, {len(data)} bytes) attached.",
+        metadata={"file_path": str(path), "media_type": media_type, "size": len(data), "image": True},
         images=[ImageAttachment(media_type, base64.b64encode(data).decode("ascii"))],
     )
+    return Page([], 0, True, "", data, image)
 
 
 TOOL = ViewTool()

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+from ...cancel import in_thread
 from ...diff import diff_metadata
 from ...errors import ToolError
 from ...fsutil.textio import BinaryFileError, TextFile, new_text_file, normalize_eol
@@ -44,7 +47,9 @@ class WriteTool(Tool):
         if path.is_dir():
             raise ToolError(f"Path is a directory, not a file: {path}")
         ctx.check_writable(path)
-        async with ctx.locks.hold([path]):
+        display = ctx.display(path)
+
+        def prepare(check: Callable[[], None]) -> tuple[TextFile | None, TextFile, dict[str, Any]]:
             old: TextFile | None = None
             if path.exists():
                 try:
@@ -54,8 +59,10 @@ class WriteTool(Tool):
                 if old.text == normalize_eol(params.content):
                     raise ToolError(f"File {path} already contains the exact content. No changes made.")
             new = new_text_file(params.content, like=old)
-            display = ctx.display(path)
-            metadata = diff_metadata(old.text if old else "", new.text, display)
+            return old, new, diff_metadata(old.text if old else "", new.text, display, cancel=check)
+
+        async with ctx.locks.hold([path]):
+            old, new, metadata = await in_thread(prepare, ctx.cancel)
             action = "overwrite" if old else "create"
             await ctx.require_permission(
                 self.name, "write", str(path), f"{action} {display}", {"diff": metadata["diff"]}
