@@ -30,8 +30,6 @@ from .state import ShellState
 
 #: After the shell exits, how long output from leftover children is still read.
 DRAIN_AFTER_EXIT_S = 0.2
-#: Progress callbacks are at least this far apart.
-PROGRESS_INTERVAL_S = 0.1
 READ_CHUNK = 64 * 1024
 
 #: Set for every command: nothing may wait for a human.

@@ -13,9 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from toolsmith.cancel import CancelToken
 from toolsmith.permission import Decision, PermissionRequest
 from toolsmith.session import Session
+from toolsmith.shell import policy
 
 from tests.conftest import Runner, make_session
 
@@ -207,8 +210,33 @@ def test_progress_is_streamed_and_throttled(workspace: Path) -> None:
     session = make_session(workspace, progress=progress)
     asyncio.run(session.run("bash", {"command": "for i in $(seq 1 8); do echo $i; sleep 0.1; done"}))
     assert len(events) >= 3
-    gaps = [b - a for a, b in itertools.pairwise(events)]
+    gaps = [b - a for a, b in itertools.pairwise(events[:-1])]  # the last is the final flush
     assert min(gaps) >= 0.099
+
+
+def test_progress_is_lossless(workspace: Path) -> None:
+    texts: list[str] = []
+    session = make_session(workspace, progress=lambda message, data: texts.append(data["text"]))
+    response = asyncio.run(session.run("bash", {"command": "seq 1 20000; printf 'é中 end'"}))
+    expected = "".join(f"{i}\n" for i in range(1, 20001)) + "é中 end"
+    assert "".join(texts) == expected
+    assert response.metadata["exit_code"] == 0
+
+
+def test_output_progress_coalesces_and_never_splits_a_character() -> None:
+    from toolsmith.progress import PROGRESS_INTERVAL_S, OutputProgress
+
+    now = [0.0]
+    sent: list[str] = []
+    stream = OutputProgress(lambda message, data: sent.append(data["text"]), "bash", clock=lambda: now[0])
+    data = "aé中😀b".encode() * 50
+    for i in range(len(data)):  # one byte at a time, time standing still: one call, then silence
+        stream.write(data[i : i + 1])
+    assert len(sent) == 1
+    now[0] += PROGRESS_INTERVAL_S
+    stream.write(b"")
+    stream.close()
+    assert "".join(sent) == data.decode() and "\ufffd" not in "".join(sent)
 
 
 def test_dead_directory_restarts_in_workspace(workspace: Path, run: Runner) -> None:
@@ -217,3 +245,28 @@ def test_dead_directory_restarts_in_workspace(workspace: Path, run: Runner) -> N
     os.rmdir(workspace / "gone")
     r = run("bash", {"command": "pwd"})
     assert "no longer exists" in r.content and r.content.endswith(str(workspace))
+
+
+PLAIN_WORDS = st.lists(
+    st.sampled_from(
+        ["ls", "git", "status", "-la", "curl", "env", "X=1", "timeout", "5", "'a b'", '"c d"', "sudo", "rg",
+         "--pre", "./x.sh", "sort", "-o", "out.txt", "bash", "-c", "'curl x'", "python3", "f.py", "=x", "é"]
+    ),
+    min_size=1,
+    max_size=6,
+)  # fmt: skip
+
+
+@given(PLAIN_WORDS)
+def test_plain_lines_skip_bashlex_with_the_same_analysis(words: list[str]) -> None:
+    import re
+
+    line = " ".join(words)
+    fast = policy.analyse(line)
+    saved = policy._PLAIN_LINE
+    policy._PLAIN_LINE = re.compile(r"(?!)")  # never plain: the full parser
+    try:
+        full = policy.analyse(line)
+    finally:
+        policy._PLAIN_LINE = saved
+    assert (fast.commands, fast.writes_files) == (full.commands, full.writes_files)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ToolError
+from ...progress import OutputProgress
 from ...shell import policy
-from ...shell.runner import PROGRESS_INTERVAL_S, run_command
+from ...shell.runner import run_command
 from ...truncate import SpillingBuffer, new_spill_path
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
@@ -64,16 +64,20 @@ class BashTool(Tool):
                 self.name, "execute", params.command, params.description or params.command, {"command": params.command}
             )
         output = SpillingBuffer(MAX_OUTPUT_CHARS, lambda: new_spill_path(ctx.state, ctx.session_id, "bash"))
-        result = await run_command(
-            params.command,
-            state=ctx.shell,
-            workspace=ctx.workspace,
-            state_dir=ctx.state.directory("shell"),
-            timeout_s=params.timeout / 1000,
-            cancel=ctx.cancel,
-            output=output,
-            on_output=_throttled_progress(ctx),
-        )
+        streamed = OutputProgress(ctx.progress, self.name)
+        try:
+            result = await run_command(
+                params.command,
+                state=ctx.shell,
+                workspace=ctx.workspace,
+                state_dir=ctx.state.directory("shell"),
+                timeout_s=params.timeout / 1000,
+                cancel=ctx.cancel,
+                output=output,
+                on_output=streamed.write,
+            )
+        finally:
+            streamed.close()
         bounded = output.render()
         text = result.note + (bounded.text.rstrip("\n") if bounded.text.strip() else "no output")
         if output.spilled:
@@ -98,22 +102,6 @@ class BashTool(Tool):
         }
         failed = result.timed_out or result.aborted
         return ToolResponse(text, is_error=failed, metadata=metadata)
-
-
-def _throttled_progress(ctx: ToolContext) -> Any:
-    last = 0.0
-    pending = bytearray()
-
-    def on_output(chunk: bytes) -> None:
-        nonlocal last
-        pending.extend(chunk[-4096:])
-        now = time.monotonic()
-        if now - last >= PROGRESS_INTERVAL_S:
-            last = now
-            ctx.progress("output", {"tool": "bash", "text": pending[-4096:].decode("utf-8", "replace")})
-            pending.clear()
-
-    return on_output
 
 
 TOOL = BashTool()

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from ...errors import ToolError
 from ...fsutil.textio import guess_encoding, looks_binary
+from ...progress import PROGRESS_INTERVAL_S
 from ...truncate import SpillingBuffer, new_spill_path
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
@@ -25,7 +26,6 @@ MAX_REDIRECTS = 10
 MAX_OUTPUT_CHARS = 50_000
 #: Characters of an error response's body quoted in the error.
 ERROR_EXCERPT_CHARS = 500
-PROGRESS_INTERVAL_S = 0.25
 #: Sent on the one retry after a Cloudflare challenge (seed 3.4).
 PLAIN_USER_AGENT = "toolsmith"
 
@@ -164,6 +164,8 @@ async def _get(client: Any, url: str, headers: dict[str, str], ctx: ToolContext)
 
 
 async def _read_capped(response: Any, ctx: ToolContext, total: int | None) -> bytes:
+    """The body, at most MAX_BODY_BYTES; progress reports bytes so far at a bounded rate, and
+    always the final count."""
     chunks: list[bytes] = []
     size = 0
     last = 0.0
@@ -176,6 +178,7 @@ async def _read_capped(response: Any, ctx: ToolContext, total: int | None) -> by
         if now - last >= PROGRESS_INTERVAL_S:
             last = now
             ctx.progress("download", {"tool": "fetch", "bytes": size, "total": total})
+    ctx.progress("download", {"tool": "fetch", "bytes": size, "total": total, "done": True})
     return b"".join(chunks)
 
 
