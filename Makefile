@@ -35,10 +35,13 @@ unit: $(STAMP)
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: the suite is misconfigured"; fi; \
 	exit $$rc
 
+# Every ratio of the README's benchmark table, end to end through Session.run or the CLI.
 bench: $(STAMP)
 	$(PY) bench/cli_startup.py
 	$(PY) bench/view_paging.py
 	$(PY) bench/search.py
+	$(PY) bench/capped_searches.py
+	$(PY) bench/edit_scale.py
 	$(PY) bench/edit_fidelity.py
 	$(PY) bench/bash.py
 	$(PY) bench/lsp.py

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import codecs
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,6 +67,8 @@ def looks_binary(sample: bytes) -> bool:
 
 def detect_eol(raw: str) -> str:
     """The majority line ending (LF on ties and for files with no line break)."""
+    if "\r" not in raw:
+        return "\n"
     crlf = raw.count("\r\n")
     cr = raw.count("\r") - crlf
     lf = raw.count("\n") - crlf
@@ -74,6 +77,8 @@ def detect_eol(raw: str) -> str:
 
 
 def normalize_eol(text: str) -> str:
+    if "\r" not in text:
+        return text
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
@@ -87,11 +92,13 @@ class TextFile:
     eol: str = "\n"
     #: LF-normalised text, the space every matcher works in.
     text: str = field(init=False)
-    #: Offsets in ``text`` of line breaks that were two characters (CRLF) in ``raw``.
-    _crlf_offsets: tuple[int, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "text", normalize_eol(self.raw))
+
+    @functools.cached_property
+    def _crlf_offsets(self) -> tuple[int, ...]:
+        """Offsets in ``text`` of line breaks that were two characters (CRLF) in ``raw``."""
         offsets: list[int] = []
         shift = 0
         start = 0
@@ -102,7 +109,7 @@ class TextFile:
             offsets.append(i - shift)
             shift += 1
             start = i + 2
-        object.__setattr__(self, "_crlf_offsets", tuple(offsets))
+        return tuple(offsets)
 
     def raw_offset(self, offset: int) -> int:
         """Map an offset in ``text`` to the same place in ``raw``."""
@@ -161,7 +168,9 @@ def decode_bytes(data: bytes, *, path: str = "file") -> TextFile:
             f"Cannot decode {path} as {encoding} (byte {exc.start + len(bom)}). "
             "It may be binary or use a mixed encoding; it was not changed."
         ) from exc
-    if raw.encode(encoding) != body:
+    # Strict UTF-8 decoding is exact (no overlong forms, no surrogates): only other codecs can
+    # decode bytes that would come back different.
+    if codecs.lookup(encoding).name != "utf-8" and raw.encode(encoding) != body:
         raise UndecodableFileError(
             f"{path} does not round-trip through {encoding}; refusing to treat it as text so no byte is lost."
         )

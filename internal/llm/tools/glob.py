@@ -46,7 +46,12 @@ class GlobTool(Tool):
         files = newest_first(result.files, result.mtimes)
         shown = files[:MAX_FILES_SHOWN]
         truncated = len(files) > len(shown) or result.stopped_early
-        metadata = {"count": len(files), "truncated": truncated, "backend": "rg" if rg else "python"}
+        metadata = {
+            "count": len(files),
+            "count_is_lower_bound": result.stopped_early,
+            "truncated": truncated,
+            "backend": "rg" if rg else "python",
+        }
         if not files:
             return ToolResponse("No files found", metadata=metadata)
         text = "\n".join(display(p) for p in shown)

@@ -85,7 +85,12 @@ class LsTool(Tool):
             )
         else:
             header = ""
-        metadata = {"entries": min(entries, MAX_ENTRIES), "truncated": truncated, "backend": "rg" if rg else "python"}
+        metadata = {
+            "entries": min(entries, MAX_ENTRIES),
+            "count_is_lower_bound": result.stopped_early,
+            "truncated": truncated,
+            "backend": "rg" if rg else "python",
+        }
         return ToolResponse(header + "\n".join(lines), metadata=metadata)
 
 
