@@ -69,7 +69,7 @@ async def main() -> None:
                 o, n = (old, new) if i % 2 == 0 else (new, old)
                 if error:
                     o, n = old, new
-                params = {"file_path": str(path), "old_string": o, "new_string": n}
+                params: dict[str, object] = {"file_path": str(path), "old_string": o, "new_string": n}
                 tool_times.append(await timed(session, params, error))
                 start = time.perf_counter()
                 raw_edit(path, "\n", "\n")  # the same read + replace + atomic write, changing nothing
