@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import codecs
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -119,15 +120,17 @@ class TextFile:
         """LF text converted to this file's line ending."""
         return text if self.eol == "\n" else text.replace("\n", self.eol)
 
-    def splice(self, replacements: list[tuple[int, int, str]]) -> str:
+    def splice(self, replacements: list[tuple[int, int, str]], check: Callable[[], None] | None = None) -> str:
         """Apply non-overlapping ``(start, end, lf_text)`` replacements given in ``text`` offsets.
 
         Returns the new raw text: only the spans change, every other character (line endings
-        included) is kept as it was.
+        included) is kept as it was. ``check`` is called now and then and may raise to stop.
         """
         pieces: list[str] = []
         cursor = 0
-        for start, end, new in sorted(replacements, key=lambda r: r[0]):
+        for count, (start, end, new) in enumerate(sorted(replacements, key=lambda r: r[0])):
+            if check is not None and count % 4096 == 0:
+                check()
             raw_start, raw_end = self.raw_offset(start), self.raw_offset(end)
             if raw_start < cursor:
                 raise ValueError("overlapping replacements")

@@ -90,7 +90,7 @@ def apply_edits(
         line = file.text.count("\n", 0, plan.replacements[0].start) + 1
         first_changed = line if first_changed is None else min(first_changed, line)
         spans = [(r.start, r.end, r.text) for r in plan.replacements if r.text is not None]
-        file = dataclasses.replace(file, raw=file.splice(spans))
+        file = dataclasses.replace(file, raw=file.splice(spans, cancel))
         tiers.append(plan.tier)
         replaced += len(plan.replacements)
     return EditOutcome(file, tiers, replaced, first_changed or 1)

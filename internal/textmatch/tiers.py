@@ -10,20 +10,22 @@ import re
 from collections.abc import Callable
 
 from .indentation import indent_shift
-from .lines import MatchResult, Replacement, Text, indent_of, split_old, to_replacements, window_matches
+from .lines import CANCEL_EVERY, MatchResult, Replacement, Text, indent_of, split_old, to_replacements, window_matches
 
 # --- tier 1: exact ----------------------------------------------------------------------------
 
 
 def exact(f: Text, old: str, new: str) -> list[Replacement]:
     """The text as given. Forgives nothing, so it is always safe."""
-    return _occurrences(f.text, old, new)
+    return _occurrences(f.text, old, new, f.cancel)
 
 
-def _occurrences(content: str, old: str, new: str) -> list[Replacement]:
+def _occurrences(content: str, old: str, new: str, check: Callable[[], None]) -> list[Replacement]:
     out: list[Replacement] = []
     start = content.find(old)
     while start >= 0:
+        if len(out) % CANCEL_EVERY == 0:
+            check()
         out.append(Replacement(start, start + len(old), new))
         start = content.find(old, start + len(old))
     return out
@@ -92,7 +94,7 @@ def punctuation(f: Text, old: str, new: str) -> list[Replacement]:
     and every other character must match exactly. new_string is folded too when the matched
     text had no typographic characters, so an ASCII file stays ASCII.
     """
-    found = _occurrences(fold_punctuation(f.text), fold_punctuation(old), new)
+    found = _occurrences(fold_punctuation(f.text), fold_punctuation(old), new, f.cancel)
     out = []
     for r in found:
         region = f.text[r.start : r.end]
