@@ -59,7 +59,10 @@ class FileTracker:
 
     @staticmethod
     def _key(path: Path) -> str:
-        return os.path.realpath(path)
+        try:
+            return os.path.realpath(path)
+        except OSError:  # a path being swapped mid-resolution: its plain form is the best key
+            return os.path.abspath(path)
 
     def record_read(self, path: Path, data: bytes | None = None, st: os.stat_result | None = None) -> None:
         """Remember ``path`` as seen now: after view, and after our own writes.

@@ -21,6 +21,8 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from .errors import ToolError
+
 log = logging.getLogger("toolsmith.proc")
 
 #: After SIGTERM, how long a group gets before SIGKILL.
@@ -30,6 +32,17 @@ REAP_TIMEOUT_S = 2.0
 #: How often a group is polled while it is given time to exit.
 GROUP_POLL_S = 0.02
 READ_LIMIT = 64 * 1024
+
+
+def check_argument(text: str, what: str) -> str:
+    """``text`` if a process argument can carry it: no NUL, no unpaired surrogate."""
+    if "\0" in text:
+        raise ToolError(f"The {what} contains a NUL character, which a program argument cannot hold.")
+    try:
+        os.fsencode(text)
+    except UnicodeEncodeError:
+        raise ToolError(f"The {what} contains an unpaired surrogate character, which cannot be encoded.") from None
+    return text
 
 
 @dataclass

@@ -10,6 +10,7 @@ loaded from a state directory, which is how the CLI carries a ``--session`` acro
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import uuid
@@ -21,6 +22,7 @@ from .cancel import CancelToken
 from .config import Config
 from .file_tracker import FileTracker
 from .fsutil.atomic import atomic_write
+from .fsutil.commit import recover
 from .fsutil.locks import PathLocks
 from .llm.tools.tools import (
     DiagnosticsSource,
@@ -34,6 +36,8 @@ from .llm.tools.tools import (
 from .permission import Asker, PermissionService, allow_all
 from .shell.state import ShellState
 from .state import PRIVATE_FILE_MODE
+
+log = logging.getLogger("toolsmith")
 
 #: Session ids name a directory in the state dir: no separators, no "." or "..".
 SESSION_ID_RE = re.compile(r"^(?!\.+$)[A-Za-z0-9._-]{1,64}$")
@@ -86,11 +90,23 @@ class Session:
         cancel: CancelToken | None = None,
         progress: Progress | None = None,
     ) -> ToolResponse:
-        """Run one tool call. ``cancel`` stops it early (as does cancelling the awaiting task)."""
+        """Run one tool call. ``cancel`` stops it early (as does cancelling the awaiting task).
+
+        First, commits in this workspace that a killed process left half done are rolled back
+        (or finished); see fsutil/commit.py.
+        """
+        self._recover()
         ctx = self.ctx
         if cancel is not None or progress is not None:
             ctx = replace(ctx, cancel=cancel or CancelToken(), progress=progress or ctx.progress)
         return await run_tool(tool, params, ctx)
+
+    def _recover(self) -> None:
+        journal_dir = self.ctx.state.location() / "journal"
+        if not journal_dir.is_dir():
+            return
+        for line in recover(journal_dir, self.ctx.workspace):
+            log.warning("recovered an interrupted change: %s", line)
 
     @staticmethod
     def tools() -> list[ToolInfo]:

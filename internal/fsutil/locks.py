@@ -1,4 +1,7 @@
-"""Per-path locks: two writers of one file in this process take turns."""
+"""Per-path locks: two calls of one session that change the same file take turns.
+
+Callers pass resolved paths. Across sessions and processes, fsutil/commit.py locks directories.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ class PathLocks:
         self._locks: dict[str, asyncio.Lock] = {}
 
     def _lock(self, path: Path) -> asyncio.Lock:
-        key = os.path.realpath(path)
+        key = os.path.abspath(path)
         lock = self._locks.get(key)
         if lock is None:
             lock = self._locks[key] = asyncio.Lock()
@@ -25,7 +28,7 @@ class PathLocks:
     @contextlib.asynccontextmanager
     async def hold(self, paths: Iterable[Path]) -> AsyncIterator[None]:
         """Hold the locks of all ``paths``, taken in a fixed order so two holders never deadlock."""
-        keys = sorted({os.path.realpath(p) for p in paths})
+        keys = sorted({os.path.abspath(p) for p in paths})
         async with contextlib.AsyncExitStack() as stack:
             for key in keys:
                 await stack.enter_async_context(self._lock(Path(key)))

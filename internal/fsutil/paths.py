@@ -12,6 +12,9 @@ from ..errors import ToolError
 
 #: How many similar names a "File not found" error suggests.
 MAX_SUGGESTIONS = 3
+#: Linux limits: one name, a whole path (bytes).
+NAME_MAX = 255
+PATH_MAX = 4096
 
 
 def resolve(workspace: Path, file_path: str) -> Path:
@@ -29,13 +32,35 @@ def resolve(workspace: Path, file_path: str) -> Path:
             f"The path {quote_input(file_path)} contains an unpaired surrogate character, which no file name can hold."
         ) from None
     expanded = os.path.expanduser(file_path)
-    joined = expanded if os.path.isabs(expanded) else os.path.join(workspace, expanded)
-    return Path(os.path.normpath(joined))
+    joined = Path(os.path.normpath(expanded if os.path.isabs(expanded) else os.path.join(workspace, expanded)))
+    longest = max((len(part.encode("utf-8", "surrogateescape")) for part in joined.parts), default=0)
+    if longest > NAME_MAX or len(str(joined).encode("utf-8", "surrogateescape")) > PATH_MAX:
+        raise ToolError(
+            f"The path {quote_input(file_path)} is too long: file names are at most {NAME_MAX} bytes and paths "
+            f"at most {PATH_MAX}."
+        )
+    return joined
+
+
+#: Resolving a path that is being changed under us (a symlink swapped in and out) is retried.
+REALPATH_ATTEMPTS = 5
 
 
 def real_path(path: Path) -> Path:
-    """``path`` with every symlink resolved, also when the file itself does not exist yet."""
-    return Path(os.path.realpath(path))
+    """``path`` with every symlink resolved, also when the file itself does not exist yet.
+
+    realpath can fail mid-race (a component stops being a symlink between lstat and readlink:
+    EINVAL); that is retried, then refused with a clear message.
+    """
+    for _ in range(REALPATH_ATTEMPTS):
+        try:
+            return Path(os.path.realpath(path))
+        except OSError:
+            continue
+    raise ToolError(
+        f"{quote_input(str(path))} keeps changing while it is being resolved (a directory or symlink is being "
+        "swapped); nothing was done. Try again."
+    )
 
 
 def is_within(path: Path, root: Path) -> bool:
@@ -52,6 +77,11 @@ def from_workspace(workspace: Path, directory: str | os.PathLike[str]) -> Path:
     return expanded if expanded.is_absolute() else workspace / expanded
 
 
+def writable_roots(workspace: Path, allowed_dirs: list[Path]) -> list[Path]:
+    """The workspace and the allowed directories (relative ones from the workspace), resolved."""
+    return [real_path(workspace), *(real_path(from_workspace(workspace, d)) for d in allowed_dirs)]
+
+
 def check_writable(
     path: Path,
     *,
@@ -59,20 +89,43 @@ def check_writable(
     allowed_dirs: list[Path],
     protected_dirs: list[str],
     confine: bool,
-) -> None:
-    """Refuse a write outside the workspace/allowed dirs (after symlinks) or into a protected dir."""
-    target = real_path(path)
-    roots = [real_path(workspace), *(real_path(d) for d in allowed_dirs)]
-    if confine and not any(is_within(target, root) for root in roots):
+    follow: bool = True,
+) -> Path:
+    """The real path a write to ``path`` would change, unless policy refuses it.
+
+    ``follow``: the target of a symlink is written (edit, write); without it the entry itself is
+    (deleting or moving a link), so only its directory is resolved. Refused: anything outside
+    the workspace and allowed dirs (when confined), and anything under a protected directory —
+    a bare name (``.git``) at any depth, a path (``build/keep``) from the workspace root.
+    """
+    target = real_path(path) if follow else real_path(path.parent) / path.name
+    roots = writable_roots(workspace, allowed_dirs)
+    if confine and not within_any(target, roots):
         raise ToolError(
-            f"Refusing to write {path}: it resolves to {target}, outside the workspace "
+            f"Refusing to write {quote_input(str(path))}: it resolves to {target}, outside the workspace "
             f"{roots[0]}. Only files inside the workspace can be changed."
         )
+    names = {p.strip("/") for p in protected_dirs if "/" not in p.strip("/")}
+    for candidate in (path, target):
+        for part in _parts_below_root(candidate, roots):
+            if part in names:
+                raise ToolError(
+                    f"Refusing to write {quote_input(str(path))}: '{part}' directories are protected (they hold "
+                    "configuration that runs commands, such as git hooks and language-server settings)."
+                )
     for protected in protected_dirs:
-        pdir = Path(protected)
-        pdir = real_path(pdir if pdir.is_absolute() else roots[0] / pdir)
-        if is_within(target, pdir):
-            raise ToolError(f"Refusing to write {path}: {pdir} is a protected directory.")
+        if "/" in protected.strip("/"):
+            pdir = real_path(from_workspace(workspace, protected))
+            if is_within(target, pdir):
+                raise ToolError(f"Refusing to write {quote_input(str(path))}: {pdir} is a protected directory.")
+    return target
+
+
+def _parts_below_root(path: Path, roots: list[Path]) -> tuple[str, ...]:
+    for root in roots:
+        if is_within(path, root):
+            return path.relative_to(root).parts
+    return path.parts
 
 
 def display_path(path: Path, workspace: Path) -> str:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import bisect
 import codecs
+import difflib
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,7 +137,7 @@ class TextFile:
             if raw_start < cursor:
                 raise ValueError("overlapping replacements")
             pieces.append(self.raw[cursor:raw_start])
-            pieces.append(self.with_eol(new))
+            pieces.append(carry_eols(self.raw[raw_start:raw_end], new, self.eol))
             cursor = raw_end
         pieces.append(self.raw[cursor:])
         return "".join(pieces)
@@ -151,6 +153,43 @@ class TextFile:
                 f"The new text contains {bad!r}, which cannot be written in this file's encoding "
                 f"({self.encoding}). Use characters the encoding supports or an escape sequence."
             ) from exc
+
+
+_RAW_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def carry_eols(old_raw: str, new: str, default: str) -> str:
+    """``new`` (LF text) with each line ending taken from the line it replaces in ``old_raw``.
+
+    Lines equal to an old line keep that line's ending; a changed line takes the ending of the
+    old line in the same place of its block; added lines the one before them; ``default`` (the
+    file's majority) where the old text had none. So a file with mixed endings keeps every
+    line's own, also around an edit.
+    """
+    if "\n" not in new:
+        return new
+    parts = _RAW_LINE.findall(old_raw)
+    endings = [part[len(part.rstrip("\r\n")) :] for part in parts]
+    kinds = {e for e in endings if e}
+    if len(kinds) <= 1:  # one ending throughout (or none): no alignment needed
+        eol = kinds.pop() if kinds else default
+        return new if eol == "\n" else new.replace("\n", eol)
+    old_lines = [part.rstrip("\r\n") for part in parts]
+    new_lines = new.split("\n")
+    chosen: list[str] = [default] * (len(new_lines) - 1)
+    matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+    previous = default
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        for j in range(j1, min(j2, len(chosen))):
+            if tag == "equal":
+                source = endings[i1 + j - j1]
+            elif i2 > i1:
+                source = endings[min(i1 + j - j1, i2 - 1)]
+            else:
+                source = previous
+            chosen[j] = source or previous
+            previous = chosen[j]
+    return "".join(line + eol for line, eol in zip(new_lines, [*chosen, ""], strict=True))
 
 
 def decode_bytes(data: bytes, *, path: str = "file") -> TextFile:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..cancel import CancelToken, race_cancel
 from ..errors import ToolError
-from ..proc import REAP_TIMEOUT_S, spawn
+from ..proc import REAP_TIMEOUT_S, check_argument, spawn
 from .query import FileQuery, Match, SearchQuery, SearchResult, fs_path
 
 #: A single rg run is stopped after this long.
@@ -117,6 +117,8 @@ async def run_rg(
     and reaped within bounded time before this returns.
     """
     parser = _Parser(mode, limit, with_mtimes)
+    for arg in args:
+        check_argument(arg, "search pattern or glob")
     child = await spawn([rg, *args], cwd=cwd)
     assert child.stderr is not None
     stderr_task = asyncio.ensure_future(_read_limited(child.stderr))

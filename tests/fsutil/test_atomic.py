@@ -7,9 +7,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-from toolsmith.fsutil import atomic
-from toolsmith.fsutil.atomic import FileChange, atomic_write, commit_file_set
+from toolsmith.fsutil.atomic import atomic_write
 
 
 def test_creates_parents_and_keeps_mode(tmp_path: Path) -> None:
@@ -31,37 +29,6 @@ def test_writes_through_symlink(tmp_path: Path) -> None:
     atomic_write(link, b"new")
     assert link.is_symlink()
     assert real.read_text() == "new"
-
-
-def test_file_set_rolls_back_on_failure_of_last_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    a, b, c = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "new.txt"
-    a.write_text("A")
-    b.write_text("B")
-    real_replace = os.replace
-    calls: list[str] = []
-
-    def failing_replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
-        calls.append(str(dst))
-        if str(dst) == str(c):  # the last file of the set fails
-            raise OSError("injected failure")
-        real_replace(src, dst)
-
-    monkeypatch.setattr(atomic.os, "replace", failing_replace)
-    with pytest.raises(OSError, match="injected"):
-        commit_file_set([FileChange(a, b"A2"), FileChange(b, None), FileChange(c, b"C")])
-    monkeypatch.undo()
-    assert a.read_text() == "A"
-    assert b.read_text() == "B"
-    assert not c.exists()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt"]
-
-
-def test_file_set_applies_all(tmp_path: Path) -> None:
-    a, b, c = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "sub" / "c.txt"
-    a.write_text("A")
-    b.write_text("B")
-    commit_file_set([FileChange(a, b"A2"), FileChange(b, None), FileChange(c, b"C")])
-    assert a.read_text() == "A2" and not b.exists() and c.read_text() == "C"
 
 
 CHILD = textwrap.dedent(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import errno
 import os
 import shutil
 import tempfile
@@ -13,7 +14,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from toolsmith.diff.patch import Chunk, apply_chunks, parse_patch
-from toolsmith.fsutil import atomic
 from toolsmith.session import Session
 
 from tests.conftest import Runner, make_session
@@ -73,21 +73,21 @@ def test_failure_while_writing_last_file_leaves_tree_unchanged(
     session = make_session(workspace)
     read_all(session, workspace)
     before = snapshot(workspace)
-    real_replace = os.replace
+    real_link = os.link
 
-    def replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
-        if str(dst).endswith("new.txt"):
-            raise OSError("disk full (injected)")
-        real_replace(src, dst)
+    def link(src: str, dst: str, **kwargs: object) -> None:
+        if str(dst) == "new.txt":  # the last change: putting the new file in place
+            raise OSError(errno.ENOSPC, "No space left on device (injected)")
+        real_link(src, dst, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(atomic.os, "replace", replace)
+    monkeypatch.setattr(os, "link", link)
     patch = (
         "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+A\n*** Delete File: b.txt\n"
         "*** Add File: new.txt\n+n\n*** End Patch"
     )
     r = asyncio.run(session.run("patch", {"patch_text": patch}))
     monkeypatch.undo()
-    assert r.is_error and "disk full" in r.content
+    assert r.is_error and "no space left on the device" in r.content and "Nothing was changed" in r.content
     assert snapshot(workspace) == before
 
 

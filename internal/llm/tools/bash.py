@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ToolError
+from ...proc import check_argument
 from ...progress import OutputProgress
 from ...shell import policy
 from ...shell.runner import run_command
@@ -17,6 +19,8 @@ DEFAULT_TIMEOUT_MS = 60_000
 MAX_TIMEOUT_MS = 600_000
 #: Characters of output the model sees; the rest is in the full-output file.
 MAX_OUTPUT_CHARS = 30_000
+#: A command line is passed to bash as one argument; Linux caps one argument at 128 KiB.
+MAX_COMMAND_BYTES = 100_000
 
 DESCRIPTION = f"""Runs a bash command and returns its combined stdout and stderr.
 
@@ -53,6 +57,13 @@ class BashTool(Tool):
     Params = BashParams
 
     async def run(self, params: BashParams, ctx: ToolContext) -> ToolResponse:
+        check_argument(params.command, "command")
+        size = len(os.fsencode(params.command))
+        if size > MAX_COMMAND_BYTES:
+            raise ToolError(
+                f"The command is {size} bytes, over the {MAX_COMMAND_BYTES}-byte limit for one command line. "
+                "Write it to a script file with the write tool and run the script."
+            )
         reason = policy.banned_reason(params.command)
         if reason:
             raise ToolError(

@@ -1,37 +1,100 @@
-"""The change flow shared by the file tools: load a file for a change, store it, edit it."""
+"""The change flow shared by the file tools: load a file for a change, commit changes, edit.
+
+Reading for a change checks policy (confinement, protected directories, read-only files) and
+the session's read record; the change is computed off the event loop; after the permission ask,
+:func:`commit_changes` writes through :mod:`...fsutil.commit`, which re-checks under a
+cross-process lock that every file still holds what the change was computed from.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import os
+import stat
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...cancel import in_thread
 from ...diff import diff_metadata
-from ...errors import ToolError
-from ...file_tracker import FileTracker
-from ...fsutil.atomic import atomic_write
-from ...fsutil.paths import not_found_error
+from ...errors import ToolCancelled, ToolError
+from ...fsutil.commit import Change, commit, modifiable_error
+from ...fsutil.paths import not_found_error, os_error_message
 from ...fsutil.textio import TextFile, decode_bytes, new_text_file
 from ...textmatch import EditOutcome, EditRequest, apply_edits
 from .tools import ToolContext, ToolResponse
 
 
-def load_for_change(tracker: FileTracker, path: Path) -> TextFile:
-    """An existing text file about to be changed: must be a file, read before, unchanged since."""
+@dataclass(frozen=True)
+class Loaded:
+    """A file read for a change: its bytes (what the change expects to replace) and text."""
+
+    path: Path
+    data: bytes
+    text: TextFile
+
+
+def read_for_change(ctx: ToolContext, path: Path, *, writable: bool = True) -> tuple[bytes, os.stat_result]:
+    """The bytes of an existing file about to change (or be deleted, or moved): a regular file
+    this session read and that has not changed since — and, when its content is to change
+    (``writable``), one that may be written."""
     if path.is_dir():
         raise ToolError(f"Path is a directory, not a file: {path}")
-    if not path.exists():
-        raise not_found_error(path)
-    data = path.read_bytes()
-    tracker.check_unchanged(path, data)
-    return decode_bytes(data, path=str(path))
+    try:
+        with open(path, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            error = modifiable_error(path, st)
+            if error is not None and (writable or not stat.S_ISREG(st.st_mode)):
+                raise error
+            data = handle.read()
+    except FileNotFoundError:
+        raise not_found_error(path) from None
+    except OSError as exc:
+        raise ToolError(os_error_message(exc, path)) from None
+    ctx.files.check_unchanged(path, data)
+    return data, st
 
 
-def store(tracker: FileTracker, path: Path, data: bytes) -> None:
-    """Write atomically and record the new state as read, so the next edit needs no re-read."""
-    atomic_write(path, data)
-    tracker.record_read(path, data)
+def load_for_change(ctx: ToolContext, path: Path) -> Loaded:
+    data, _ = read_for_change(ctx, path)
+    return Loaded(path, data, decode_bytes(data, path=str(path)))
+
+
+async def commit_changes(ctx: ToolContext, changes: Sequence[Change], *, forget: Sequence[Path] = ()) -> None:
+    """Write ``changes`` as one all-or-nothing commit and record the new contents as read.
+
+    Cancellation is honoured while waiting for another writer's lock; once writing started the
+    commit completes (a cancelled call never leaves a half-applied change or a false report).
+    """
+    stop = threading.Event()
+
+    def check() -> None:
+        if stop.is_set() or ctx.cancel.cancelled:
+            raise ToolCancelled("Tool call was aborted")
+
+    work = asyncio.ensure_future(
+        asyncio.to_thread(
+            commit,
+            changes,
+            roots=ctx.writable_roots(),
+            journal_dir=ctx.state.directory("journal"),
+            workspace=ctx.workspace,
+            check=check,
+        )
+    )
+    try:
+        stats = await asyncio.shield(work)
+    except asyncio.CancelledError:
+        stop.set()
+        raise
+    for path in forget:
+        ctx.files.forget(path)
+    for change in changes:
+        if change.path in stats:
+            data = change.data if change.data is not None else change.expect
+            ctx.files.record_read(change.path, data, stats[change.path])
 
 
 # --- the change flow shared by edit and multiedit --------------------------------------------
@@ -50,16 +113,16 @@ def verify_note(tiers: list[str]) -> str:
 async def create_file(ctx: ToolContext, tool: str, file_path: str, content: str) -> ToolResponse:
     """The empty-old_string case shared by edit and multiedit."""
     path = ctx.resolve(file_path)
-    ctx.check_writable(path)
-    async with ctx.locks.hold([path]):
-        if path.exists():
+    target = ctx.check_writable(path)
+    async with ctx.locks.hold([target]):
+        if os.path.lexists(path):
             raise ToolError(
                 f"File already exists: {path}. To change it, read it with view and give a non-empty old_string."
             )
         new = new_text_file(content)
         metadata = diff_metadata("", new.text, ctx.display(path))
         await ctx.require_permission(tool, "write", str(path), f"create {ctx.display(path)}", metadata)
-        store(ctx.files, path, new.encode())
+        await commit_changes(ctx, [Change("write", target, new.encode())])
     metadata.update(file_path=str(path), created=True, match="create", first_changed_line=1)
     text = f"<result>\nFile created: {path}\n</result>"
     return _response(text + await _diagnostics(ctx, path), metadata)
@@ -73,18 +136,18 @@ async def _diagnostics(ctx: ToolContext, path: Path) -> str:
 async def edit_file(ctx: ToolContext, tool: str, file_path: str, edits: list[EditRequest]) -> ToolResponse:
     """Apply ``edits`` to an existing file as one atomic change (edit is the one-edit case)."""
     path = ctx.resolve(file_path)
-    ctx.check_writable(path)
+    target = ctx.check_writable(path)
     display = ctx.display(path)
 
-    def prepare(check: Callable[[], None]) -> tuple[EditOutcome, dict[str, Any]]:
-        old = load_for_change(ctx.files, path)
-        outcome = apply_edits(old, edits, path=str(path), cancel=check)
-        return outcome, diff_metadata(old.text, outcome.file.text, display, cancel=check)
+    def prepare(check: Callable[[], None]) -> tuple[Loaded, EditOutcome, dict[str, Any]]:
+        old = load_for_change(ctx, target)
+        outcome = apply_edits(old.text, edits, path=str(path), cancel=check)
+        return old, outcome, diff_metadata(old.text.text, outcome.file.text, display, cancel=check)
 
-    async with ctx.locks.hold([path]):
-        outcome, metadata = await in_thread(prepare, ctx.cancel)
+    async with ctx.locks.hold([target]):
+        old, outcome, metadata = await in_thread(prepare, ctx.cancel)
         await ctx.require_permission(tool, "write", str(path), f"edit {display}", {"diff": metadata["diff"]})
-        store(ctx.files, path, outcome.file.encode())
+        await commit_changes(ctx, [Change("write", target, outcome.file.encode(), old.data)])
     metadata.update(
         file_path=str(path),
         match=outcome.tiers[0] if len(outcome.tiers) == 1 else outcome.tiers,

@@ -40,6 +40,7 @@ class GlobTool(Tool):
 
     async def run(self, params: GlobParams, ctx: ToolContext) -> ToolResponse:
         root = require_directory(ctx.resolve(params.path or "."), "Give glob a directory to search in.")
+        await ctx.require_read_permission(self.name, root)
         rg = find_rg(ctx.config.rg_path)
         query = FileQuery(root, globs=(params.pattern,), with_mtimes=True)
         result = await list_files(query, rg=rg, limit=MAX_FILES_COLLECTED, cancel=ctx.cancel)

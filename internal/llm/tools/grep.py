@@ -51,6 +51,7 @@ class GrepTool(Tool):
 
     async def run(self, params: GrepParams, ctx: ToolContext) -> ToolResponse:
         root = ctx.resolve(params.path or ".")
+        await ctx.require_read_permission(self.name, root)
         if not root.exists():
             raise not_found_error(root)
         rg = find_rg(ctx.config.rg_path)

@@ -57,6 +57,7 @@ class LsTool(Tool):
 
     async def run(self, params: LsParams, ctx: ToolContext) -> ToolResponse:
         root = require_directory(ctx.resolve(params.path or "."), "Use the view tool to read a file.")
+        await ctx.require_read_permission(self.name, root)
         globs = tuple(f"!{g}" for g in (*AUTO_IGNORED, *params.ignore))
         rg = find_rg(ctx.config.rg_path)
         # rg enumerates in parallel (unordered); sorting here keeps that speed and a stable listing.

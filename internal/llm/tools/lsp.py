@@ -17,6 +17,8 @@ from .tools import Tool, ToolContext, ToolResponse
 MAX_RESULTS = 100
 #: Hover text is cut here.
 MAX_HOVER_CHARS = 4000
+#: LSP positions are unsigned 32-bit integers that must fit a signed one (2**31 - 1).
+MAX_POSITION = 2**31 - 1
 
 Operation = Literal["diagnostics", "definition", "references", "hover", "document_symbol", "workspace_symbol"]
 NEEDS_POSITION = ("definition", "references", "hover")
@@ -38,8 +40,10 @@ document_symbol or workspace_symbol.
 class LspParams:
     file_path: str = param("The file to ask about", minLength=1)
     operation: Operation = param("What to ask the language server", "diagnostics")
-    line: int | None = param("1-based line (definition, references, hover)", None, minimum=1)
-    character: int | None = param("1-based column (definition, references, hover)", None, minimum=1)
+    line: int | None = param("1-based line (definition, references, hover)", None, minimum=1, maximum=MAX_POSITION)
+    character: int | None = param(
+        "1-based column (definition, references, hover)", None, minimum=1, maximum=MAX_POSITION
+    )
     query: str | None = param("Symbol name to search for (workspace_symbol)", None)
 
 
@@ -54,6 +58,7 @@ class LspTool(Tool):
         from ...lsp.manager import LspManager
 
         path = ctx.resolve(params.file_path)
+        await ctx.require_read_permission(self.name, path)
         if not path.is_file():  # the file first, then the server (seed 2.12)
             if path.is_dir():
                 raise ToolError(f"{path} is a directory; give the lsp tool a file.")

@@ -133,7 +133,8 @@ def _json_type(value: Any) -> str:
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, int | float):
-        return f"the number {value!r}" if isinstance(value, int | float) else "a number"
+        shown = repr(value)
+        return f"the number {shown}" if len(shown) <= 40 else f"a number of {len(shown)} digits"
     if isinstance(value, str):
         return "a string"
     if isinstance(value, list):
@@ -141,6 +142,11 @@ def _json_type(value: Any) -> str:
     if isinstance(value, dict):
         return "an object"
     return type(value).__name__
+
+
+def _quote(text: str, limit: int = 100) -> str:
+    cleaned = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return cleaned if len(cleaned) <= limit else cleaned[:limit] + "…"
 
 
 def _check_constraints(value: Any, meta: Any, where: str) -> None:
@@ -165,7 +171,7 @@ def _parse_object(cls: type[T], raw: Any, where: str = "") -> T:
     unknown = [k for k in raw if k not in fields]
     if unknown:
         allowed = ", ".join(fields)
-        raise ParamsError(f"unknown field '{prefix}{unknown[0]}' (allowed fields: {allowed})")
+        raise ParamsError(f"unknown field '{_quote(prefix + unknown[0])}' (allowed fields: {allowed})")
     values: dict[str, Any] = {}
     for name, f in fields.items():
         has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING

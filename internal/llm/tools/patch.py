@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,9 +12,9 @@ from ...cancel import in_thread
 from ...diff import diff_metadata
 from ...diff.patch import FUZZ_THRESHOLD, FileOp, apply_chunks, parse_patch
 from ...errors import ToolError
-from ...fsutil.atomic import FileChange, commit_file_set
-from ...fsutil.paths import not_found_error
+from ...fsutil.commit import Change, modifiable_error
 from ...fsutil.textio import TextFile, decode_bytes, new_text_file
+from .file import commit_changes, read_for_change
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 
@@ -66,6 +67,7 @@ class _Planned:
     fuzz: list[int]
     #: The relaxed matching passes any chunk needed.
     passes: list[str]
+    changes: list[Change]
 
 
 class PatchTool(Tool):
@@ -77,26 +79,21 @@ class PatchTool(Tool):
         ops = parse_patch(params.patch_text)
         paths = self._paths(ops, ctx)
 
-        def prepare(check: Callable[[], None]) -> tuple[list[_Planned], list[FileChange], list[dict[str, Any]]]:
+        def prepare(check: Callable[[], None]) -> tuple[list[_Planned], list[dict[str, Any]]]:
             planned = []
             for op in ops:
                 check()
                 planned.append(self._plan(op, ctx))
-            changes, files_meta = self._changes(planned, ctx, check)
-            return planned, changes, files_meta
+            return planned, self._describe(planned, ctx, check)
 
         async with ctx.locks.hold(paths):
-            planned, changes, files_meta = await in_thread(prepare, ctx.cancel)
+            planned, files_meta = await in_thread(prepare, ctx.cancel)
             await ctx.require_permission(
                 self.name, "write", ", ".join(ctx.display(p) for p in paths), "apply a patch",
                 {"files": files_meta},
             )  # fmt: skip
-            commit_file_set(changes)
-            for plan in planned:
-                if plan.op.kind == "delete" or plan.target != plan.path:
-                    ctx.files.forget(plan.path)
-                if plan.new is not None:
-                    ctx.files.record_read(plan.target, plan.new.encode())
+            gone = [p.path for p in planned if p.op.kind == "delete" or p.target != p.path]
+            await commit_changes(ctx, [c for p in planned for c in p.changes], forget=gone)
         additions = sum(m["additions"] for m in files_meta)
         removals = sum(m["removals"] for m in files_meta)
         text = (
@@ -122,7 +119,6 @@ class PatchTool(Tool):
                 path = ctx.resolve(raw)
                 if path in seen:
                     raise ToolError(f"{path} appears more than once in the patch; combine its changes.")
-                ctx.check_writable(path)
                 seen.append(path)
         return seen
 
@@ -130,32 +126,41 @@ class PatchTool(Tool):
     def _plan(op: FileOp, ctx: ToolContext) -> _Planned:
         path = ctx.resolve(op.path)
         if op.kind == "add":
-            if path.exists():
+            target = ctx.check_writable(path)
+            if os.path.lexists(path):
                 raise ToolError(f"Add File {path}: the file already exists. Use Update File to change it.")
             content = "".join(line + "\n" for line in op.add_lines)
-            return _Planned(op, path, path, None, new_text_file(content), [], [])
-        if path.is_dir():
-            raise ToolError(f"{path} is a directory, not a file.")
-        if not path.exists():
-            raise not_found_error(path)
-        data = path.read_bytes()
-        ctx.files.check_unchanged(path, data)
+            new = new_text_file(content)
+            return _Planned(op, path, path, None, new, [], [], [Change("write", target, new.encode())])
+        # Delete and Move act on the entry itself: a symlink is removed or renamed, not its target.
+        entry = ctx.check_writable(path, follow=op.kind == "update" and op.move_to is None)
+        data, st = read_for_change(ctx, path, writable=False)
         old = decode_bytes(data, path=str(path))
         if op.kind == "delete":
-            return _Planned(op, path, path, old, None, [], [])
-        target = ctx.resolve(op.move_to) if op.move_to else path
-        if target != path and target.exists():
-            raise ToolError(f"Move to {target}: the file already exists.")
+            return _Planned(op, path, path, old, None, [], [], [Change("delete", entry, expect=data)])
         replacements, applied = apply_chunks(old.text, op.chunks, str(path))
         new = TextFile(raw=old.splice(replacements), encoding=old.encoding, bom=old.bom, eol=old.eol)
         passes = sorted({a.pass_name for a in applied if a.fuzz})
-        return _Planned(op, path, target, old, new, [a.fuzz for a in applied], passes)
+        fuzz = [a.fuzz for a in applied]
+        new_data = new.encode()
+        if new_data != data and (error := modifiable_error(path, st)) is not None:
+            raise error
+        if op.move_to is None:
+            return _Planned(op, path, path, old, new, fuzz, passes, [Change("write", entry, new_data, data)])
+        target = ctx.resolve(op.move_to)
+        destination = ctx.check_writable(target, follow=False)
+        if os.path.lexists(target):
+            raise ToolError(f"Move to {target}: the file already exists.")
+        changed = new_data != data
+        if path.is_symlink():  # the link moves; its target's content changes in place
+            changes = [Change("write", ctx.check_writable(path), new_data, data)] if changed else []
+            changes.append(Change("move", destination, expect=data, source=entry))
+        else:
+            changes = [Change("move", destination, new_data if changed else None, data, source=entry)]
+        return _Planned(op, path, target, old, new, fuzz, passes, changes)
 
     @staticmethod
-    def _changes(
-        planned: list[_Planned], ctx: ToolContext, check: Callable[[], None]
-    ) -> tuple[list[FileChange], list[dict[str, Any]]]:
-        changes: list[FileChange] = []
+    def _describe(planned: list[_Planned], ctx: ToolContext, check: Callable[[], None]) -> list[dict[str, Any]]:
         meta: list[dict[str, Any]] = []
         for plan in planned:
             display = ctx.display(plan.target)
@@ -170,11 +175,7 @@ class PatchTool(Tool):
             old_text, new_text = plan.old.text if plan.old else "", plan.new.text if plan.new else ""
             entry.update(diff_metadata(old_text, new_text, display, cancel=check))
             meta.append(entry)
-            if plan.new is not None:
-                changes.append(FileChange(plan.target, plan.new.encode()))
-            if plan.new is None or plan.target != plan.path:
-                changes.append(FileChange(plan.path, None))
-        return changes, meta
+        return meta
 
 
 TOOL = PatchTool()

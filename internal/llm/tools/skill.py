@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...errors import ToolError
+from ...fsutil.paths import quote_input
 from ...ripgrep import FileQuery, display, find_rg, list_files
 from ...skills import SKILL_FILE, discover
 from .params import param
@@ -39,7 +40,7 @@ class SkillTool(Tool):
         skill = found.skills.get(params.name)
         if skill is None:
             names = ", ".join(sorted(found.skills)) or "(none)"
-            message = f"Unknown skill '{params.name}'. Available skills: {names}."
+            message = f"Unknown skill {quote_input(params.name)!r}. Available skills: {names}."
             if found.invalid:
                 message += "\nSkipped invalid skills:\n" + "\n".join(f"  {p}: {why}" for p, why in found.invalid)
             raise ToolError(message)

@@ -127,13 +127,21 @@ class ToolContext:
     def display(self, path: Path) -> str:
         return fspaths.display_path(path, self.workspace)
 
-    def check_writable(self, path: Path) -> None:
-        fspaths.check_writable(
+    def writable_roots(self) -> list[Path]:
+        """Where writes are anchored: the workspace and allowed dirs, or "/" when not confined."""
+        if not self.config.confine_writes:
+            return [Path("/")]
+        return fspaths.writable_roots(self.workspace, self.config.allowed_dirs)
+
+    def check_writable(self, path: Path, *, follow: bool = True) -> Path:
+        """The real path a change to ``path`` writes (see fsutil.paths.check_writable)."""
+        return fspaths.check_writable(
             path,
             workspace=self.workspace,
             allowed_dirs=self.config.allowed_dirs,
             protected_dirs=self.config.protected_dirs,
             confine=self.config.confine_writes,
+            follow=follow,
         )
 
     def readable_roots(self) -> list[Path]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -9,8 +10,9 @@ from typing import Any
 from ...cancel import in_thread
 from ...diff import diff_metadata
 from ...errors import ToolError
+from ...fsutil.commit import Change
 from ...fsutil.textio import BinaryFileError, TextFile, new_text_file, normalize_eol
-from .file import load_for_change, store
+from .file import Loaded, commit_changes, load_for_change
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 
@@ -46,28 +48,28 @@ class WriteTool(Tool):
         path = ctx.resolve(params.file_path)
         if path.is_dir():
             raise ToolError(f"Path is a directory, not a file: {path}")
-        ctx.check_writable(path)
+        target = ctx.check_writable(path)
         display = ctx.display(path)
 
-        def prepare(check: Callable[[], None]) -> tuple[TextFile | None, TextFile, dict[str, Any]]:
-            old: TextFile | None = None
-            if path.exists():
+        def prepare(check: Callable[[], None]) -> tuple[Loaded | None, TextFile, dict[str, Any]]:
+            old: Loaded | None = None
+            if os.path.lexists(target):
                 try:
-                    old = load_for_change(ctx.files, path)
+                    old = load_for_change(ctx, target)
                 except BinaryFileError as exc:
                     raise ToolError(f"{path} is a binary file; write only replaces text files.") from exc
-                if old.text == normalize_eol(params.content):
+                if old.text.text == normalize_eol(params.content):
                     raise ToolError(f"File {path} already contains the exact content. No changes made.")
-            new = new_text_file(params.content, like=old)
-            return old, new, diff_metadata(old.text if old else "", new.text, display, cancel=check)
+            new = new_text_file(params.content, like=old.text if old else None)
+            return old, new, diff_metadata(old.text.text if old else "", new.text, display, cancel=check)
 
-        async with ctx.locks.hold([path]):
+        async with ctx.locks.hold([target]):
             old, new, metadata = await in_thread(prepare, ctx.cancel)
             action = "overwrite" if old else "create"
             await ctx.require_permission(
                 self.name, "write", str(path), f"{action} {display}", {"diff": metadata["diff"]}
             )
-            store(ctx.files, path, new.encode())
+            await commit_changes(ctx, [Change("write", target, new.encode(), old.data if old else None)])
         metadata.update(file_path=str(path), created=old is None, encoding=new.encoding)
         verb = "created" if old is None else "written"
         content = f"<result>\nFile successfully {verb}: {path}\n</result>"

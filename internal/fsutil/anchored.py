@@ -1,0 +1,127 @@
+"""Directory handles reached from a trusted root without following a single symlink.
+
+Checking a path and then writing to it by name is a race: a directory swapped for a symlink in
+between sends the write elsewhere. Writes therefore go through :class:`AnchoredDir`: the root
+(the workspace or an allowed directory, itself resolved) is opened, then each component of the
+already-resolved target directory is opened relative to the previous one with ``O_NOFOLLOW``.
+If any component has become a symlink (or a file) since the check, the open fails and nothing
+is written. Every later operation — reading the old content, creating the temp file, renaming,
+locking — uses the directory's file descriptor, never the path again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from ..errors import ToolError
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+#: How long a writer waits for another writer of the same directory before giving up.
+LOCK_TIMEOUT_S = 30.0
+#: Polling steps while waiting for a directory lock (doubling up to the maximum).
+LOCK_POLL_S = 0.001
+LOCK_POLL_MAX_S = 0.02
+
+
+class PathChanged(ToolError):
+    """A directory on the way to the target was replaced (by a symlink or a file) mid-write."""
+
+
+class AnchoredDir:
+    """An open directory: ``fd`` for every operation, ``path`` (its real path) for messages."""
+
+    def __init__(self, fd: int, path: Path) -> None:
+        self.fd = fd
+        self.path = path
+        st = os.fstat(fd)
+        self.key = (st.st_dev, st.st_ino)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def __enter__(self) -> AnchoredDir:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _root_for(directory: Path, roots: Iterable[Path]) -> Path:
+    """The deepest of ``roots`` holding ``directory`` (the filesystem root when none does)."""
+    best = Path("/")
+    for root in roots:
+        if (directory == root or root in directory.parents) and len(root.parts) > len(best.parts):
+            best = root
+    return best
+
+
+def open_dir(directory: Path, roots: Iterable[Path], *, create: bool = False) -> AnchoredDir:
+    """Open the resolved ``directory`` component by component from its root, never following a
+    symlink; with ``create``, missing directories are made on the way."""
+    root = _root_for(directory, roots)
+    fd = os.open(root, _DIR_FLAGS)
+    try:
+        for part in directory.relative_to(root).parts:
+            fd = _step(fd, part, directory, create)
+    except BaseException:
+        os.close(fd)
+        raise
+    return AnchoredDir(fd, directory)
+
+
+def _step(fd: int, part: str, directory: Path, create: bool) -> int:
+    try:
+        child = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+    except FileNotFoundError:
+        if not create:
+            raise
+        with contextlib.suppress(FileExistsError):  # made by someone else meanwhile: open it anyway
+            os.mkdir(part, 0o777, dir_fd=fd)
+        child = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise PathChanged(
+                f"{directory} changed while it was being written: '{part}' is no longer a directory "
+                "(it became a symlink or a file). Nothing was written; check the path and try again."
+            ) from None
+        raise
+    os.close(fd)
+    return child
+
+
+def lock_dirs(dirs: list[AnchoredDir], check: Callable[[], None] | None = None) -> None:
+    """Take an exclusive ``flock`` on each directory, in a fixed order so writers never deadlock.
+
+    flock locks belong to the open file description, so this serialises writers in other
+    processes *and* other sessions of this process. Locks are released when the fds close.
+    """
+    for directory in sorted({d.key: d for d in dirs}.values(), key=lambda d: d.key):
+        _lock(directory, check)
+
+
+def _lock(directory: AnchoredDir, check: Callable[[], None] | None) -> None:
+    deadline = time.monotonic() + LOCK_TIMEOUT_S
+    pause = LOCK_POLL_S
+    while True:
+        try:
+            fcntl.flock(directory.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
+        if check is not None:
+            check()
+        if time.monotonic() > deadline:
+            raise ToolError(
+                f"Another writer has held {directory.path} for over {LOCK_TIMEOUT_S:.0f} s; nothing was written. "
+                "Try again."
+            )
+        time.sleep(pause)
+        pause = min(pause * 2, LOCK_POLL_MAX_S)

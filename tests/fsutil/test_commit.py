@@ -1,0 +1,227 @@
+"""The commit mechanism: all or nothing, files as the user left them, and crash recovery."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from toolsmith.errors import ToolError
+from toolsmith.fsutil.commit import Change, commit, recover
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(ws: Path, journal: Path, changes: list[Change]) -> dict[Path, os.stat_result]:
+    return commit(changes, roots=[ws], journal_dir=journal, workspace=ws)
+
+
+@pytest.fixture
+def dirs(tmp_path: Path) -> tuple[Path, Path]:
+    ws, journal = tmp_path / "ws", tmp_path / "journal"
+    ws.mkdir()
+    journal.mkdir()
+    return Path(os.path.realpath(ws)), journal
+
+
+def tree(root: Path) -> dict[str, bytes | str]:
+    out: dict[str, bytes | str] = {}
+    for path in sorted(root.rglob("*")):
+        rel = str(path.relative_to(root))
+        if path.is_symlink():
+            out[rel] = "-> " + os.readlink(path)
+        elif path.is_file():
+            out[rel] = path.read_bytes()
+    return out
+
+
+def test_applies_writes_deletes_creations_and_moves(dirs: tuple[Path, Path]) -> None:
+    ws, journal = dirs
+    (ws / "a.txt").write_bytes(b"A")
+    (ws / "b.txt").write_bytes(b"B")
+    (ws / "m.txt").write_bytes(b"M")
+    run(ws, journal, [
+        Change("write", ws / "a.txt", b"A2", b"A"),
+        Change("delete", ws / "b.txt", expect=b"B"),
+        Change("write", ws / "sub" / "c.txt", b"C"),
+        Change("move", ws / "moved" / "m2.txt", b"M2", b"M", source=ws / "m.txt"),
+    ])  # fmt: skip
+    assert tree(ws) == {"a.txt": b"A2", "moved/m2.txt": b"M2", "sub/c.txt": b"C"}
+    assert os.listdir(journal) == []
+
+
+def test_content_changed_since_computed_writes_nothing(dirs: tuple[Path, Path]) -> None:
+    ws, journal = dirs
+    (ws / "a.txt").write_bytes(b"A")
+    (ws / "b.txt").write_bytes(b"someone else's save")
+    before = tree(ws)
+    with pytest.raises(ToolError, match="has been modified since it was last read"):
+        run(ws, journal, [Change("write", ws / "a.txt", b"A2", b"A"), Change("write", ws / "b.txt", b"B2", b"B")])
+    assert tree(ws) == before
+    with pytest.raises(ToolError, match="created by someone else meanwhile"):
+        run(ws, journal, [Change("write", ws / "a.txt", b"new")])  # expected absent, exists
+
+
+def test_failure_in_the_last_step_rolls_everything_back(
+    dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws, journal = dirs
+    (ws / "a.txt").write_bytes(b"A")
+    (ws / "b.txt").write_bytes(b"B")
+    before = tree(ws)
+    real_link = os.link
+
+    def link(src: str, dst: str, **kwargs: object) -> None:
+        if dst == "new.txt":
+            raise OSError(28, "No space left on device")
+        real_link(src, dst, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "link", link)
+    with pytest.raises(ToolError, match=r"no space left on the device\. Nothing was changed\."):
+        run(ws, journal, [
+            Change("write", ws / "a.txt", b"A2", b"A"),
+            Change("delete", ws / "b.txt", expect=b"B"),
+            Change("write", ws / "new.txt", b"N"),
+        ])  # fmt: skip
+    monkeypatch.undo()
+    assert tree(ws) == before and os.listdir(journal) == []
+
+
+def test_mode_owner_and_hard_links_are_kept(dirs: tuple[Path, Path]) -> None:
+    ws, journal = dirs
+    owned = ws / "owned.txt"
+    owned.write_bytes(b"x")
+    owned.chmod(0o640)
+    if os.geteuid() == 0:
+        os.chown(owned, 65534, 65534)
+    linked = ws / "linked.txt"
+    linked.write_bytes(b"one")
+    os.link(linked, ws / "second-name.txt")
+    inode = linked.stat().st_ino
+    run(ws, journal, [Change("write", owned, b"y", b"x"), Change("write", linked, b"two", b"one")])
+    st = owned.stat()
+    assert owned.read_bytes() == b"y" and st.st_mode & 0o777 == 0o640
+    if os.geteuid() == 0:
+        assert (st.st_uid, st.st_gid) == (65534, 65534)
+    assert (ws / "second-name.txt").read_bytes() == b"two" and linked.stat().st_ino == inode
+    assert linked.stat().st_nlink == 2 and sorted(os.listdir(ws)) == ["linked.txt", "owned.txt", "second-name.txt"]
+
+
+def test_read_only_files_are_refused(dirs: tuple[Path, Path]) -> None:
+    ws, journal = dirs
+    locked = ws / "locked.txt"
+    locked.write_bytes(b"x")
+    locked.chmod(0o444)
+    with pytest.raises(ToolError, match=r"is read-only \(mode 0444\)"):
+        run(ws, journal, [Change("write", locked, b"y", b"x")])
+    assert locked.read_bytes() == b"x"
+
+
+def test_symlinks_are_deleted_and_moved_as_links(dirs: tuple[Path, Path], tmp_path: Path) -> None:
+    ws, journal = dirs
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"keep me")
+    (ws / "gone").symlink_to(outside)
+    (ws / "moving").symlink_to(outside)
+    run(ws, journal, [
+        Change("delete", ws / "gone", expect=b"keep me"),
+        Change("move", ws / "moved", expect=b"keep me", source=ws / "moving"),
+    ])  # fmt: skip
+    assert outside.read_bytes() == b"keep me"
+    assert tree(ws) == {"moved": f"-> {outside}"}
+
+
+# --- crashes: SIGKILL at every step, then recovery ---------------------------------------------
+
+CHILD = textwrap.dedent(
+    """
+    import os, signal, sys
+    from pathlib import Path
+    from toolsmith.fsutil.commit import Change, commit
+    ws, journal, kill_at = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+    calls = 0
+
+    def wrap(name):
+        real = getattr(os, name)
+        def hooked(*args, **kwargs):
+            global calls
+            calls += 1
+            if calls == kill_at:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return real(*args, **kwargs)
+        setattr(os, name, hooked)
+
+    for name in ("link", "rename", "unlink", "ftruncate", "pwrite", "fsync", "write"):
+        wrap(name)
+    commit([
+        Change("write", ws / "a.txt", b"A2" * 1000, b"A"),
+        Change("write", ws / "hard.txt", b"H2", b"H"),
+        Change("delete", ws / "b.txt", expect=b"B"),
+        Change("write", ws / "sub" / "new.txt", b"N"),
+        Change("move", ws / "m2.txt", b"M2", b"M", source=ws / "m.txt"),
+    ], roots=[ws], journal_dir=journal, workspace=ws)
+    print("committed", calls, flush=True)
+    """
+)
+
+
+def _fresh(ws: Path) -> None:
+    for path in sorted(ws.rglob("*"), reverse=True):
+        path.rmdir() if path.is_dir() and not path.is_symlink() else path.unlink()
+    (ws / "a.txt").write_bytes(b"A")
+    (ws / "hard.txt").write_bytes(b"H")
+    os.link(ws / "hard.txt", ws / "hard-link.txt")
+    (ws / "b.txt").write_bytes(b"B")
+    (ws / "m.txt").write_bytes(b"M")
+
+
+@pytest.mark.slow
+def test_sigkill_at_every_step_recovers_to_old_or_new(dirs: tuple[Path, Path]) -> None:
+    ws, journal = dirs
+    _fresh(ws)
+    old = tree(ws)
+    new = {"a.txt": b"A2" * 1000, "hard-link.txt": b"H2", "hard.txt": b"H2", "m2.txt": b"M2", "sub/new.txt": b"N"}
+    outcomes = []
+    kill_at = 1
+    while True:
+        _fresh(ws)
+        proc = subprocess.run(
+            [sys.executable, "-c", CHILD, str(ws), str(journal), str(kill_at)],
+            cwd=ROOT, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        if proc.returncode == 0:
+            assert proc.stdout.startswith("committed")
+            assert tree(ws) == new
+            break
+        assert proc.returncode == -signal.SIGKILL, proc.stderr
+        recover(journal, ws)
+        state = tree(ws)
+        assert state in (old, new), (kill_at, state)
+        assert not any(name.endswith((".tmp", ".orig")) for name in state), (kill_at, state)
+        assert os.listdir(journal) == [], kill_at
+        assert os.stat(ws / "hard.txt").st_ino == os.stat(ws / "hard-link.txt").st_ino
+        outcomes.append("new" if state == new else "old")
+        kill_at += 1
+    assert kill_at > 10 and "old" in outcomes  # the hooks really interrupted the commit at many points
+
+
+def test_a_live_commits_journal_is_left_alone(dirs: tuple[Path, Path]) -> None:
+    import fcntl
+
+    from toolsmith.fsutil.commit import workspace_key
+
+    ws, journal = dirs
+    live = journal / f"{workspace_key(ws)}-live.json"
+    live.write_text(json.dumps({"state": "prepared", "entries": []}))
+    fd = os.open(live, os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        assert recover(journal, ws) == [] and live.exists()
+    finally:
+        os.close(fd)
+    assert len(recover(journal, ws)) == 1 and not live.exists()
