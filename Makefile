@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 HYPOTHESIS_PROFILE ?= ci
 export HYPOTHESIS_PROFILE
 
-.PHONY: run test lint typecheck unit bench clean
+.PHONY: run test lint typecheck unit bench clean system-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,16 @@ run: $(STAMP)
 
 test: lint typecheck unit
 
+# bubblewrap (the bash sandbox, and its tests) is a system package: installed here when missing
+# and we can (root with apt-get); otherwise a note, and the sandbox tests say what is missing.
+system-deps:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing bubblewrap (apt-get)"; \
+	    apt-get install -y -q bubblewrap >/dev/null 2>&1 || \
+	      { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q bubblewrap >/dev/null; }; \
+	  else echo "note: install bubblewrap (e.g. apt-get install bubblewrap) for the bash sandbox"; fi; }
+
 lint: $(STAMP)
 	$(PY) -m ruff check .
 
@@ -30,7 +40,7 @@ typecheck: $(STAMP)
 	$(PY) -m mypy
 
 # pytest exits 5 when it collects nothing: that is a broken suite here, never a pass.
-unit: $(STAMP)
+unit: $(STAMP) system-deps
 	@$(PY) -m pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: the suite is misconfigured"; fi; \
 	exit $$rc

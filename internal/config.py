@@ -92,6 +92,10 @@ class Config:
     user_agent: str = "toolsmith/0.1 (+coding-agent fetch tool)"
     #: Refuse fetches to private/loopback addresses (off by default; see README).
     block_private_networks: bool = False
+    #: Run bash commands inside bubblewrap (see internal/shell/sandbox.py).
+    bash_sandbox: bool = False
+    #: Let sandboxed commands use the network.
+    bash_network: bool = False
 
     def __post_init__(self) -> None:
         if self.lsp_servers:
@@ -186,6 +190,8 @@ CONFIG_KEYS: dict[str, _Key] = {
     "skill_paths": _Key("skill_paths", _expect_strs, "paths"),
     "user_agent": _Key("user_agent", _expect_str),
     "block_private_networks": _Key("block_private_networks", _expect_bool),
+    "bash.sandbox": _Key("bash_sandbox", _expect_bool),
+    "bash.network": _Key("bash_network", _expect_bool),
     "lsp.enabled": _Key("lsp_enabled", _expect_bool),
     "lsp.servers": _Key("lsp_servers", _expect_table),
 }

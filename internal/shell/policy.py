@@ -52,16 +52,33 @@ BANNED_ARGS: dict[str, list[tuple[str, ...]]] = {
     "brew": [("install",), ("upgrade",)],
 }
 
-#: Read-only commands that need no permission (when every part of the line is one of them).
+#: Read-only commands that need no permission (when every part of the line is one of them and
+#: none uses a flag from UNSAFE_FLAGS / breaks a rule in _safe_command).
 SAFE_COMMANDS = frozenset(
     {
         "ls", "pwd", "echo", "printf", "cat", "head", "tail", "wc", "which", "whoami", "date", "env",
         "printenv", "uname", "true", "false", "id", "hostname", "grep", "egrep", "fgrep", "rg", "tree",
         "stat", "file", "du", "df", "sort", "uniq", "diff", "cut", "basename", "dirname", "realpath",
-        "readlink", "type", "nl", "less", "more", "cmp", "md5sum", "sha256sum", "test", "[",
+        "readlink", "type", "nl", "cmp", "md5sum", "sha256sum", "test", "[",
     }
 )  # fmt: skip
+#: Flags that make an otherwise read-only command write a file or run a program.
+UNSAFE_FLAGS: dict[str, tuple[str, ...]] = {
+    "sort": ("-o", "--output"),
+    "rg": ("--pre", "--pre-glob", "-z", "--search-zip"),
+    "tree": ("-o",),
+    "file": ("-C", "--compile"),
+    "date": ("-s", "--set"),
+    "git": ("--output", "--ext-diff", "-c", "--config-env", "--exec-path", "--upload-pack", "-C", "--git-dir",
+            "--work-tree"),
+}  # fmt: skip
 SAFE_GIT = frozenset({"status", "log", "diff", "show", "blame", "ls-files", "rev-parse", "describe", "shortlog"})
+#: Programs that wait for a terminal (there is none), and the flag that makes them batch-safe.
+INTERACTIVE: dict[str, str | None] = {
+    "vi": None, "vim": None, "nvim": None, "view": None, "vimdiff": None, "nano": None, "pico": None,
+    "emacs": "--batch", "joe": None, "micro": None, "mcedit": None, "less": "-F", "most": None,
+    "top": "-b", "htop": None, "watch": None, "tmux": None, "screen": None,
+}  # fmt: skip
 #: find actions that change or execute things.
 UNSAFE_FIND_ARGS = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprintf", "-fls"})
 
@@ -213,6 +230,22 @@ def banned_reason(line: str) -> str | None:
     return None
 
 
+def interactive_reason(line: str) -> str | None:
+    """Why ``line`` would sit waiting for a terminal, or None."""
+    for words in analyse(line).commands:
+        name = _basename(words[0])
+        if name not in INTERACTIVE:
+            continue
+        batch_flag = INTERACTIVE[name]
+        if batch_flag is not None and any(w == batch_flag or w.startswith(batch_flag + "=") for w in words[1:]):
+            continue
+        return (
+            f"'{name}' is interactive and waits for a terminal, which this tool does not have. Use the view tool "
+            "to read files and edit or write to change them."
+        )
+    return None
+
+
 def is_safe(line: str) -> bool:
     """True when every command of the line is read-only and nothing is written to a file."""
     report = analyse(line)
@@ -221,11 +254,34 @@ def is_safe(line: str) -> bool:
     return all(_safe_command(words) for words in report.commands)
 
 
+def _uses_flag(words: list[str], flags: tuple[str, ...]) -> bool:
+    for word in words[1:]:
+        for flag in flags:
+            if word == flag or (flag.startswith("--") and word.startswith(flag + "=")):
+                return True
+            short = not flag.startswith("--") and word.startswith("-") and not word.startswith("--")
+            if short and (word.startswith(flag) or flag[1] in word[1:]):
+                return True  # -ofile, -sDATE, or inside a cluster such as -uo
+    return False
+
+
+def _positionals(words: list[str]) -> list[str]:
+    return [w for w in words[1:] if not w.startswith("-") or w == "-"]
+
+
 def _safe_command(words: list[str]) -> bool:
     name = _basename(words[0])
+    if _uses_flag(words, UNSAFE_FLAGS.get(name, ())):
+        return False
     if name == "git":
         sub = next((w for w in words[1:] if not w.startswith("-")), None)
         return sub in SAFE_GIT
+    if name == "uniq":  # uniq IN OUT writes OUT
+        return len(_positionals(words)) <= 1
+    if name == "date":  # date MMDDhhmm sets the clock; only +FORMAT operands read
+        return all(w.startswith("+") for w in _positionals(words))
+    if name == "hostname":  # hostname NAME sets it
+        return not _positionals(words)
     if name == "find":
         return not any(w in UNSAFE_FIND_ARGS for w in words)
     if name in ("env", "printenv"):

@@ -120,12 +120,18 @@ async def run_command(
     cancel: CancelToken,
     output: SpillingBuffer,
     on_output: Callable[[bytes], None] | None = None,
+    wrap: Callable[[list[str], str], list[str]] | None = None,
 ) -> ShellResult:
-    """Run ``command``; update ``state`` with the directory and environment it leaves."""
+    """Run ``command``; update ``state`` with the directory and environment it leaves.
+
+    ``wrap(argv, cwd)`` may put the shell inside a sandbox (see sandbox.py).
+    """
     cwd, note = _start_dir(state, workspace)
     base = state_dir / f"shell-{uuid.uuid4().hex}"
     started = time.monotonic()
     argv = ["bash", "--noprofile", "--norc", "-c", _SCRIPT, "bash", str(base), command]
+    if wrap is not None:
+        argv = wrap(argv, cwd)
     child = await spawn(argv, cwd=cwd, env=_environment(state), merge_stderr=True)
     reader = asyncio.ensure_future(_read(child.stdout, output, on_output))
     waiter = asyncio.ensure_future(child.wait())

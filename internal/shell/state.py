@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -12,6 +12,8 @@ class ShellState:
 
     cwd: str | None = None
     env: dict[str, str] | None = None
+    #: Why the sandbox cannot run ("" when it can; None until probed). Not persisted.
+    sandbox_problem: str | None = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"cwd": self.cwd, "env": self.env}

@@ -11,7 +11,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from toolsmith.config import Config
 from toolsmith.permission import Decision, PermissionRequest
 from toolsmith.session import Session
@@ -77,8 +76,9 @@ def test_git_and_toolsmith_dirs_are_protected_at_any_depth(workspace: Path, targ
     async def main() -> list[str]:
         session = Session(workspace, config=Config(lsp_enabled=False))
         await session.run("view", {"file_path": target})
+        hook = {"file_path": target, "old_string": "[core]", "new_string": "[core]\n\tfsmonitor = x"}
         results = [
-            await session.run("edit", {"file_path": target, "old_string": "[core]", "new_string": "[core]\n\tfsmonitor = x"}),
+            await session.run("edit", hook),
             await session.run("write", {"file_path": target, "content": "x"}),
             await session.run("write", {"file_path": str(Path(target).parent / "new-file"), "content": "x"}),
             await session.run("patch", {"patch_text": f"*** Begin Patch\n*** Delete File: {target}\n*** End Patch"}),

@@ -120,16 +120,34 @@ def test_cancel_token_and_task_cancel_stop_the_command(workspace: Path) -> None:
     assert not pid_alive(int(marker.read_text()))
 
 
-@pytest.mark.parametrize(
-    "command",
-    ["git commit", "read x; echo got=$x", "vi -c ':q!' newfile || true", "less /etc/hostname", "cat"],
-)
-def test_interactive_commands_return(workspace: Path, run: Runner, command: str) -> None:
+@pytest.mark.parametrize("command", ["git commit", "read x; echo got=$x", "cat", "less -F /etc/hostname"])
+def test_commands_that_would_prompt_return(workspace: Path, run: Runner, command: str) -> None:
     subprocess.run(["git", "init", "-q", str(workspace)], check=True, timeout=30)
     started = time.monotonic()
     r = run("bash", {"command": command, "timeout": 20_000})
     assert not r.metadata["timed_out"], r.content
     assert time.monotonic() - started < 15
+
+
+@pytest.mark.parametrize(
+    "command", ["vi newfile", "vim -c ':q!' x || true", "echo x | less", "nano f", "emacs f", "top", "watch ls"]
+)
+def test_interactive_programs_are_refused(run: Runner, command: str) -> None:
+    r = run("bash", {"command": command})
+    assert r.is_error and "is interactive and waits for a terminal" in r.content and "edit" in r.content
+
+
+@pytest.mark.parametrize(
+    ("command", "safe"),
+    [
+        ("sort x", True), ("sort -o out x", False), ("sort -uo out x", False), ("uniq a", True), ("uniq a b", False),
+        ("git diff", True), ("git diff --output=x", False), ("git -c core.fsmonitor=x status", False),
+        ("rg foo", True), ("rg --pre ./x.sh foo", False), ("date +%s", True), ("date -s 2020-01-01", False),
+        ("date 0101", False), ("hostname", True), ("hostname evil", False), ("ls -la | wc -l", True),
+    ],
+)  # fmt: skip
+def test_the_safe_list_looks_at_flags(command: str, safe: bool) -> None:
+    assert policy.is_safe(command) is safe
 
 
 def test_huge_output_bounded_memory_and_capped_file(workspace: Path) -> None:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ToolError
+from ...fsutil.paths import from_workspace
 from ...proc import check_argument
 from ...progress import OutputProgress
-from ...shell import policy
+from ...shell import policy, sandbox
 from ...shell.runner import run_command
 from ...truncate import SpillingBuffer, new_spill_path
 from .params import param
@@ -64,16 +66,21 @@ class BashTool(Tool):
                 f"The command is {size} bytes, over the {MAX_COMMAND_BYTES}-byte limit for one command line. "
                 "Write it to a script file with the write tool and run the script."
             )
+        interactive = policy.interactive_reason(params.command)
+        if interactive:
+            raise ToolError(f"Command refused: {interactive}")
         reason = policy.banned_reason(params.command)
-        if reason:
+        wrap = _sandbox(ctx) if ctx.config.bash_sandbox else None
+        if reason and wrap is None:
             raise ToolError(
                 f"Command refused: {reason}. Network access, privilege escalation, system package "
                 "managers and global installs are not available to this tool."
             )
-        if not policy.is_safe(params.command):
-            await ctx.require_permission(
-                self.name, "execute", params.command, params.description or params.command, {"command": params.command}
-            )
+        if reason or not policy.is_safe(params.command):
+            description = params.description or params.command
+            if reason:  # in the sandbox the list only informs whoever answers the prompt
+                description += f" (note: {reason} outside the sandbox)"
+            await ctx.require_permission(self.name, "execute", params.command, description, {"command": params.command})
         output = SpillingBuffer(MAX_OUTPUT_CHARS, lambda: new_spill_path(ctx.state, ctx.session_id, "bash"))
         streamed = OutputProgress(ctx.progress, self.name)
         try:
@@ -86,6 +93,7 @@ class BashTool(Tool):
                 cancel=ctx.cancel,
                 output=output,
                 on_output=streamed.write,
+                wrap=wrap,
             )
         finally:
             streamed.close()
@@ -110,9 +118,34 @@ class BashTool(Tool):
             "full_output_path": str(output.path) if output.path else None,
             "timed_out": result.timed_out,
             "aborted": result.aborted,
+            "sandboxed": wrap is not None,
         }
         failed = result.timed_out or result.aborted
         return ToolResponse(text, is_error=failed, metadata=metadata)
+
+
+def _sandbox(ctx: ToolContext) -> Callable[[list[str], str], list[str]]:
+    """The wrapper that runs a command in bubblewrap, or a clear refusal when it cannot."""
+    bwrap = sandbox.find_bwrap()
+    if bwrap is None:
+        raise ToolError(
+            "The bash sandbox is on ([bash] sandbox = true) but bubblewrap (bwrap) is not installed: nothing "
+            "was run. Install it (Debian/Ubuntu: apt-get install bubblewrap) or turn the sandbox off."
+        )
+    if ctx.shell.sandbox_problem is None:
+        ctx.shell.sandbox_problem = sandbox.probe(bwrap) or ""
+    if ctx.shell.sandbox_problem:
+        raise ToolError(f"The bash sandbox is on but {ctx.shell.sandbox_problem}: nothing was run.")
+    writable = [from_workspace(ctx.workspace, d) for d in ctx.config.allowed_dirs]
+    state_dir = ctx.state.directory("shell")
+
+    def wrap(argv: list[str], cwd: str) -> list[str]:
+        return sandbox.wrap(
+            argv, bwrap=bwrap, workspace=ctx.workspace, writable=writable, state_dir=state_dir, cwd=cwd,
+            network=ctx.config.bash_network,
+        )  # fmt: skip
+
+    return wrap
 
 
 TOOL = BashTool()
