@@ -92,6 +92,8 @@ class Config:
     user_agent: str = "toolsmith/0.1 (+coding-agent fetch tool)"
     #: Refuse fetches to private/loopback addresses (off by default; see README).
     block_private_networks: bool = False
+    #: Hosts fetch may reach even with the guard on (a local docs server, say).
+    fetch_allowed_hosts: list[str] = field(default_factory=list)
     #: Run bash commands inside bubblewrap (see internal/shell/sandbox.py).
     bash_sandbox: bool = False
     #: Let sandboxed commands use the network.
@@ -190,6 +192,7 @@ CONFIG_KEYS: dict[str, _Key] = {
     "skill_paths": _Key("skill_paths", _expect_strs, "paths"),
     "user_agent": _Key("user_agent", _expect_str),
     "block_private_networks": _Key("block_private_networks", _expect_bool),
+    "fetch_allowed_hosts": _Key("fetch_allowed_hosts", _expect_strs),
     "bash.sandbox": _Key("bash_sandbox", _expect_bool),
     "bash.network": _Key("bash_network", _expect_bool),
     "lsp.enabled": _Key("lsp_enabled", _expect_bool),

@@ -22,6 +22,13 @@ HTML = b"""<html><head><title>T</title><style>.x{color:red}</style><script>var s
 SJIS_TEXT = "日本語のテキストです。これはシフトJISでエンコードされた文書です。" * 20
 LATIN1_HTML = "<html><body><p>Café crème brûlée à la française, déjà vu, naïveté, façade.</p></body></html>" * 5
 DRIP_MAX_SECONDS = 30
+DOC_HTML = b"""<html><body><nav>menu</nav><h2>Setup</h2><p>Run the <code>make</code> target, then
+<em>check</em> the <a href="/log">log</a>.</p><ul><li>first <b>step</b></li><li>second</li></ul>
+<pre>def main():
+    return 0
+</pre><p>Done.</p></body></html>"""
+#: Cheap to serve, slow to convert: hundreds of thousands of tiny elements (under the 5 MB cap).
+HEAVY_HTML = b"<html><body><p>" + b"<b>x</b><i>y</i>" * 300_000 + b"</p></body></html>"
 LONG_MARKDOWN = "".join(f"line {i}: lorem ipsum dolor sit amet\n" for i in range(10_000))
 
 
@@ -86,7 +93,20 @@ class Handler(BaseHTTPRequestHandler):
         elif path == "/image":
             self.send(200, b"\x89PNG\r\n\x1a\n" + b"\x00" * 100, "image/png")
         elif path == "/missing":
-            self.send(404, b"<html>Not here, sorry</html>", "text/html")
+            self.send(404, b"<html><body><h1>Not here</h1><p>sorry, <b>gone</b></p></body></html>", "text/html")
+        elif path == "/doc":
+            self.send(200, DOC_HTML, "text/html; charset=utf-8")
+        elif path == "/moved":
+            self.send(301, b"", "text/plain", {"Location": "/guide/intro/page.html"})
+        elif path == "/guide/intro/page.html":
+            self.send(200, b'<p>See <a href="next.html">next</a> and <img src="../img/a.png" alt="a"></p>', "text/html")
+        elif path == "/to-localhost":
+            port = self.server.server_address[1]
+            self.send(302, b"", "text/plain", {"Location": f"http://localhost:{port}/plain"})
+        elif path == "/heavy":
+            self.send(200, HEAVY_HTML, "text/html")
+        elif path == "/deep":
+            self.send(200, b"<div>" * 20000 + b"deep text" + b"</div>" * 20000, "text/html")
         elif path == "/broken":
             self.send(500, b"database exploded", "text/plain")
         else:
@@ -120,7 +140,7 @@ def fetch(workspace: Path, **params: Any) -> Any:
 def test_html_to_markdown_drops_scripts_nav_footer(workspace: Path, server: str) -> None:
     r = fetch(workspace, url=f"{server}/html")
     assert not r.is_error, r.content
-    assert "# Guide" in r.content and "[docs](/docs)" in r.content and "`pip`" in r.content
+    assert "# Guide" in r.content and f"[docs]({server}/docs)" in r.content and "`pip`" in r.content
     for junk in ("secret", "color:red", "Home | About", "Copyright"):
         assert junk not in r.content
     text = fetch(workspace, url=f"{server}/html", format="text")
@@ -178,7 +198,8 @@ def test_binary_and_http_errors(workspace: Path, server: str) -> None:
     image = fetch(workspace, url=f"{server}/image")
     assert image.is_error and "binary content (image/png)" in image.content
     missing = fetch(workspace, url=f"{server}/missing")
-    assert missing.is_error and "HTTP 404" in missing.content and "Not here, sorry" in missing.content
+    assert missing.is_error and "HTTP 404" in missing.content
+    assert "Not here\n\nsorry, gone" in missing.content and "<" not in missing.content.split("\n", 1)[1]
     broken = fetch(workspace, url=f"{server}/broken")
     assert broken.is_error and "HTTP 500" in broken.content and "database exploded" in broken.content
 
@@ -205,3 +226,74 @@ def test_progress_reported(workspace: Path, server: str) -> None:
     session = make_session(workspace, progress=lambda message, data: events.append(data))
     asyncio.run(session.run("fetch", {"url": f"{server}/long"}))
     assert events and events[0]["tool"] == "fetch" and events[0]["bytes"] > 0
+
+
+def test_text_format_reads_like_the_page(workspace: Path, server: str) -> None:
+    text = fetch(workspace, url=f"{server}/doc", format="text").content
+    assert text == (
+        "Setup\n\nRun the make target, then check the log.\n\n- first step\n- second\n\n"
+        "def main():\n    return 0\n\nDone."
+    )
+
+
+def test_links_resolve_against_the_final_url(workspace: Path, server: str) -> None:
+    r = fetch(workspace, url=f"{server}/moved")
+    assert r.metadata["final_url"] == f"{server}/guide/intro/page.html"
+    assert f"[next]({server}/guide/intro/next.html)" in r.content and f"({server}/guide/img/a.png)" in r.content
+
+
+def test_the_timeout_covers_conversion(workspace: Path, server: str) -> None:
+    started = time.monotonic()
+    r = fetch(workspace, url=f"{server}/heavy", format="text", timeout=1)
+    assert r.is_error and "timed out after 1 s (download and conversion)" in r.content
+    assert time.monotonic() - started < 3
+
+
+def test_deeply_nested_html_falls_back_to_text(workspace: Path, server: str) -> None:
+    r = fetch(workspace, url=f"{server}/deep")
+    assert not r.is_error and "deep text" in r.content and "nested too deeply" in r.content
+
+
+def test_the_ssrf_guard_checks_every_hop(workspace: Path, server: str) -> None:
+    allowed = Config(lsp_enabled=False, block_private_networks=True, fetch_allowed_hosts=["127.0.0.1"])
+    session = make_session(workspace, config=allowed)
+    direct = asyncio.run(session.run("fetch", {"url": f"{server}/plain"}))
+    assert not direct.is_error and direct.content == "just text\n"
+    hop = asyncio.run(session.run("fetch", {"url": f"{server}/to-localhost"}))
+    assert hop.is_error and "Refusing to fetch from localhost" in hop.content and "non-public address" in hop.content
+
+
+def test_the_guard_connects_to_the_address_it_checked(server: str) -> None:
+    """One resolution per connection; the socket goes to that very address (no second lookup
+    that DNS rebinding could answer differently)."""
+    import httpx
+    from toolsmith.web.guard import guarded_transport
+
+    port = int(server.rsplit(":", 1)[1])
+    answers = [["127.0.0.1"], ["10.9.9.9"]]  # a rebinding resolver: first answer checked, second never used
+    asked: list[str] = []
+
+    async def resolver(host: str, _port: int) -> list[str]:
+        asked.append(host)
+        return answers[len(asked) - 1]
+
+    async def main() -> str:
+        transport = guarded_transport(frozenset({"docs.internal"}), resolver)
+        async with httpx.AsyncClient(transport=transport) as client:
+            response = await client.get(f"http://docs.internal:{port}/plain")
+            return response.text
+
+    assert asyncio.run(main()) == "just text\n"
+    assert asked == ["docs.internal"]
+
+    async def refused() -> None:
+        transport = guarded_transport(frozenset(), resolver)
+        async with httpx.AsyncClient(transport=transport) as client:
+            await client.get(f"http://elsewhere.example:{port}/plain")
+
+    from toolsmith.errors import ToolError
+
+    asked.clear()
+    answers[0] = ["127.0.0.1"]
+    with pytest.raises(ToolError, match=r"non-public address 127\.0\.0\.1"):
+        asyncio.run(refused())

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import ipaddress
-import socket
 import time
 from dataclasses import dataclass
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
+from ...cancel import in_thread
 from ...errors import ToolError
+from ...fsutil.paths import quote_input
 from ...fsutil.textio import guess_encoding, looks_binary
 from ...progress import PROGRESS_INTERVAL_S
 from ...truncate import SpillingBuffer, new_spill_path
+from ...web.html import to_markdown, to_text
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 
@@ -34,8 +35,8 @@ ACCEPT = {
     "markdown": "text/markdown;q=1.0, text/html;q=0.7",
     "html": "text/html;q=1.0",
 }
-#: Elements whose content is never useful as page text.
-DROPPED_ELEMENTS = ("script", "style", "noscript", "nav", "footer", "iframe", "svg", "template", "head")
+#: Longer URLs are refused (no server accepts them and they would be echoed in errors).
+MAX_URL_CHARS = 8192
 BINARY_TYPES = ("image/", "audio/", "video/", "font/", "application/octet-stream", "application/pdf",
                 "application/zip", "application/gzip", "application/x-tar", "application/wasm")  # fmt: skip
 
@@ -75,30 +76,29 @@ class FetchTool(Tool):
     read_only = True
 
     async def run(self, params: FetchParams, ctx: ToolContext) -> ToolResponse:
-        parts = urlsplit(params.url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ToolError(f"Invalid URL {params.url!r}: only http:// and https:// URLs can be fetched.")
-        if ctx.config.block_private_networks:
-            await _refuse_private(parts.hostname)
-        await ctx.require_permission(self.name, "fetch", params.url, f"fetch {params.url}")
+        url = _checked_url(params.url)
+        shown = quote_input(url)
+        await ctx.require_permission(self.name, "fetch", url, f"fetch {shown}")
         timeout = params.timeout or DEFAULT_TIMEOUT_S
         try:
-            body = await asyncio.wait_for(_download(params, ctx, timeout), timeout)
+            # One budget for the download and the conversion: a huge page cannot outlast it.
+            async with asyncio.timeout(timeout):
+                body = await _download(url, params.format, ctx, timeout)
+                text, note = await in_thread(lambda _check: _convert(body, params.format), ctx.cancel)
         except TimeoutError as exc:
-            raise ToolError(f"Fetching {params.url} timed out after {timeout} s.") from exc
-        text = _convert(body, params.format)
+            raise ToolError(f"Fetching {shown} timed out after {timeout} s (download and conversion).") from exc
         output = SpillingBuffer(MAX_OUTPUT_CHARS, lambda: new_spill_path(ctx.state, ctx.session_id, "fetch"))
         output.write(text.encode("utf-8", "surrogatepass"))
         output.close()
         bounded = output.render()
-        content = bounded.text
+        content = (note + "\n\n" if note else "") + bounded.text
         if output.spilled:
             content += (
                 f"\n\n(The page is {len(text)} characters; the full {params.format} is in {output.path} — "
                 "read it with view.)"
             )
         metadata: dict[str, Any] = {
-            "url": params.url,
+            "url": url,
             "final_url": body.final_url,
             "status": body.status,
             "content_type": body.content_type,
@@ -110,42 +110,65 @@ class FetchTool(Tool):
         return ToolResponse(content, metadata=metadata)
 
 
-async def _refuse_private(host: str) -> None:
-    """Optional SSRF guard: refuse hosts that resolve to loopback, private or link-local space."""
-    loop = asyncio.get_running_loop()
+def _checked_url(url: str) -> str:
+    """``url`` if it is an http(s) URL that can be requested; else a clear refusal."""
+    shown = quote_input(url)
+    if len(url) > MAX_URL_CHARS:
+        raise ToolError(f"The URL is {len(url)} characters long, over the {MAX_URL_CHARS}-character limit.")
+    parts = urlsplit(url) if url.isprintable() else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ToolError(f"Invalid URL {shown}: only http:// and https:// URLs can be fetched.")
     try:
-        infos = await loop.getaddrinfo(host, None)
-    except socket.gaierror as exc:
-        raise ToolError(f"Cannot resolve {host}: {exc}") from exc
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if address.is_private or address.is_loopback or address.is_link_local or address.is_reserved:
-            raise ToolError(f"Refusing to fetch {host}: it resolves to the non-public address {address}.")
+        parts.hostname.encode("idna")
+    except UnicodeError:
+        raise ToolError(f"Invalid URL {shown}: the host name {quote_input(parts.hostname)} is not valid.") from None
+    return url
 
 
-async def _download(params: FetchParams, ctx: ToolContext, timeout: float) -> _Body:
+async def _download(url: str, fmt: str, ctx: ToolContext, timeout: float) -> _Body:
+    """GET ``url``, following redirects ourselves so that, with the SSRF guard on, every hop is
+    checked (the guarded transport checks each address it connects to)."""
     import httpx  # lazy: the CLI should not pay for httpx unless it fetches
 
-    headers = {"Accept": ACCEPT[params.format], "User-Agent": ctx.config.user_agent}
-    async with httpx.AsyncClient(follow_redirects=True, max_redirects=MAX_REDIRECTS, timeout=timeout) as client:
-        try:
-            body = await _get(client, params.url, headers, ctx)
-            if body is None:  # Cloudflare challenge: one retry with a plain User-Agent
-                body = await _get(client, params.url, {**headers, "User-Agent": PLAIN_USER_AGENT}, ctx)
-        except httpx.TooManyRedirects as exc:
-            raise ToolError(f"Fetching {params.url} failed: more than {MAX_REDIRECTS} redirects.") from exc
-        except httpx.HTTPError as exc:
-            raise ToolError(f"Fetching {params.url} failed: {type(exc).__name__}: {exc}") from exc
-    if body is None:
-        raise ToolError(f"Fetching {params.url} failed: 403 Forbidden (a bot challenge that a retry did not pass).")
-    return body
+    from ...web.guard import guarded_transport
+
+    headers = {"Accept": ACCEPT[fmt], "User-Agent": ctx.config.user_agent}
+    transport = None
+    if ctx.config.block_private_networks:
+        transport = guarded_transport(frozenset(h.lower() for h in ctx.config.fetch_allowed_hosts))
+    async with httpx.AsyncClient(follow_redirects=False, timeout=timeout, transport=transport) as client:
+        current = url
+        retried = False
+        for _hop in range(MAX_REDIRECTS + 1):
+            try:
+                outcome = await _get(client, current, headers, ctx)
+            except httpx.HTTPError as exc:
+                raise ToolError(f"Fetching {quote_input(current)} failed: {type(exc).__name__}: {exc}") from exc
+            if outcome == _CHALLENGED and not retried:  # Cloudflare challenge: one retry, plain User-Agent
+                headers = {**headers, "User-Agent": PLAIN_USER_AGENT}
+                retried = True
+                continue
+            if outcome == _CHALLENGED:
+                break
+            if isinstance(outcome, str):
+                current = _checked_url(urljoin(current, outcome))
+                continue
+            return outcome
+        else:
+            raise ToolError(f"Fetching {quote_input(url)} failed: more than {MAX_REDIRECTS} redirects.")
+    raise ToolError(f"Fetching {quote_input(url)} failed: 403 Forbidden (a bot challenge that a retry did not pass).")
 
 
-async def _get(client: Any, url: str, headers: dict[str, str], ctx: ToolContext) -> _Body | None:
+_CHALLENGED = "\0challenged"
+
+
+async def _get(client: Any, url: str, headers: dict[str, str], ctx: ToolContext) -> _Body | str:
+    """The body, a redirect's Location, or _CHALLENGED."""
     async with client.stream("GET", url, headers=headers) as response:
-        challenged = response.status_code == 403 and response.headers.get("cf-mitigated", "").lower() == "challenge"
-        if challenged and headers.get("User-Agent") != PLAIN_USER_AGENT:
-            return None
+        if response.is_redirect and response.headers.get("location"):
+            return str(response.headers["location"])
+        if response.status_code == 403 and response.headers.get("cf-mitigated", "").lower() == "challenge":
+            return _CHALLENGED
         declared = response.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
             raise ToolError(
@@ -153,14 +176,23 @@ async def _get(client: Any, url: str, headers: dict[str, str], ctx: ToolContext)
             )
         content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type.startswith(BINARY_TYPES):
-            raise ToolError(f"{url} is binary content ({content_type}); fetch returns text only.")
+            raise ToolError(f"{quote_input(url)} is binary content ({content_type}); fetch returns text only.")
         data = await _read_capped(response, ctx, int(declared) if declared and declared.isdigit() else None)
+        body = _Body(data, content_type, response.charset_encoding, response.status_code, str(response.url))
         if response.status_code >= 400:
-            excerpt = data[:2000].decode("utf-8", "replace")[:ERROR_EXCERPT_CHARS]
             raise ToolError(
-                f"Fetching {url} failed with HTTP {response.status_code} {response.reason_phrase}.\n{excerpt}"
+                f"Fetching {quote_input(url)} failed with HTTP {response.status_code} {response.reason_phrase}.\n"
+                f"{_error_excerpt(body)}"
             )
-        return _Body(data, content_type, response.charset_encoding, response.status_code, str(response.url))
+        return body
+
+
+def _error_excerpt(body: _Body) -> str:
+    """An error page as the model would read it: HTML converted to text, then cut."""
+    text = _decode(body)
+    if "html" in body.content_type or "<html" in text[:1000].lower():
+        text = to_text(text[: 20 * ERROR_EXCERPT_CHARS])
+    return text[:ERROR_EXCERPT_CHARS]
 
 
 async def _read_capped(response: Any, ctx: ToolContext, total: int | None) -> bytes:
@@ -192,25 +224,17 @@ def _decode(body: _Body) -> str:
     return body.data.decode(encoding, "replace")
 
 
-def _convert(body: _Body, fmt: str) -> str:
+def _convert(body: _Body, fmt: str) -> tuple[str, str]:
+    """The text for ``fmt`` and a note about how it was made ("" when nothing to say)."""
     if not body.content_type and looks_binary(body.data[:4096]):
-        raise ToolError(f"{body.final_url} appears to be binary content; fetch returns text only.")
+        raise ToolError(f"{quote_input(body.final_url)} appears to be binary content; fetch returns text only.")
     text = _decode(body)
     is_html = "html" in body.content_type or (not body.content_type and "<html" in text[:1000].lower())
     if fmt == "html" or not is_html:
-        return text
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(text, "html.parser")
-    for element in soup(list(DROPPED_ELEMENTS)):
-        element.decompose()
+        return text, ""
     if fmt == "text":
-        lines = (line.strip() for line in soup.get_text("\n").splitlines())
-        return "\n".join(line for line in lines if line)
-    from markdownify import MarkdownConverter
-
-    markdown: str = MarkdownConverter(heading_style="ATX").convert_soup(soup)
-    return "\n".join(line.rstrip() for line in markdown.strip().splitlines()).replace("\n\n\n", "\n\n")
+        return to_text(text), ""
+    return to_markdown(text, body.final_url)
 
 
 TOOL = FetchTool()

@@ -1,0 +1,1 @@
+"""Fetching from the web: the SSRF guard and HTML conversion."""

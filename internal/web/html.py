@@ -1,0 +1,161 @@
+"""HTML to what a model reads: markdown (markdownify), or block-aware plain text.
+
+Markdown keeps structure and links (made absolute against the page's final URL). Plain text
+keeps the reading order a person sees: paragraphs and headings separated by blank lines, list
+items one per line with their bullet, table cells on one row, ``pre`` blocks verbatim — and
+nothing else on a line of its own. Scripts, styles, navigation and footers are dropped.
+
+Large or pathological pages stay cheap: over MAX_MARKDOWN_CHARS the page is converted to plain
+text by a streaming, non-recursive parser (constant stack, linear time), and a page nested
+deeper than the markdown converter can recurse falls back to it too.
+"""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from urllib.parse import urljoin
+
+#: Elements whose content is never page text.
+DROPPED_ELEMENTS = ("script", "style", "noscript", "nav", "footer", "iframe", "svg", "template", "head")
+#: Pages longer than this (characters of HTML) are converted to plain text, not markdown.
+MAX_MARKDOWN_CHARS = 1_000_000
+
+_PARAGRAPHS = frozenset(
+    {"p", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "ul", "ol", "dl", "table", "figure", "hr",
+     "section", "article", "main", "header", "aside", "details", "form", "fieldset", "address"}
+)  # fmt: skip
+_LINES = frozenset({"div", "li", "tr", "dt", "dd", "figcaption", "caption", "summary", "thead", "tbody", "tfoot"})
+_VOID = frozenset({"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed", "source", "wbr"})
+_SPACES = re.compile(r"\s+")
+
+
+class _Text(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.blocks: list[str] = []  # finished lines; "" marks a paragraph break
+        self.line: list[str] = []
+        self.skipping = 0
+        self.pre = 0
+        self.lists: list[int | None] = []  # None: bullet list, n: next number of an ordered list
+        self.cells = 0
+        self.prefix = ""  # a list item's indentation and bullet, for the line it starts
+
+    def _end_line(self) -> None:
+        text = "".join(self.line)
+        self.line = []
+        if self.pre:
+            self.blocks.append(text)
+        elif text.strip():
+            self.blocks.append(self.prefix + text.strip())
+            self.prefix = ""
+
+    def _paragraph(self) -> None:
+        self._end_line()
+        if self.blocks and self.blocks[-1] != "":
+            self.blocks.append("")
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in DROPPED_ELEMENTS:
+            self.skipping += tag not in _VOID
+            return
+        if self.skipping:
+            return
+        nested_list = tag in ("ul", "ol") and bool(self.lists)
+        if tag == "br" or nested_list or tag in _LINES:
+            self._end_line()
+        elif tag in _PARAGRAPHS:
+            self._paragraph()
+        if tag in ("ul", "ol"):
+            self.lists.append(1 if tag == "ol" else None)
+        elif tag == "li":
+            depth = max(len(self.lists) - 1, 0)
+            number = self.lists[-1] if self.lists else None
+            self.prefix = "  " * depth + (f"{number}. " if number is not None else "- ")
+            if number is not None:
+                self.lists[-1] = number + 1
+        elif tag == "pre":
+            self.pre += 1
+        elif tag == "tr":
+            self.cells = 0
+        elif tag in ("td", "th"):
+            if self.cells:
+                self.line.append(" | ")
+            self.cells += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in DROPPED_ELEMENTS:
+            self.skipping = max(self.skipping - (tag not in _VOID), 0)
+            return
+        if self.skipping:
+            return
+        if tag == "pre":
+            self._end_line()
+            self.pre = max(self.pre - 1, 0)
+        if tag in ("ul", "ol") and self.lists:
+            self.lists.pop()
+        if tag in _LINES or (tag in ("ul", "ol") and self.lists):
+            self._end_line()
+        elif tag in _PARAGRAPHS:
+            self._paragraph()
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)
+
+    def handle_data(self, data: str) -> None:
+        if self.skipping:
+            return
+        if self.pre:
+            lines = data.split("\n")
+            self.line.append(lines[0])
+            for line in lines[1:]:
+                self._end_line()
+                self.line.append(line)
+            return
+        text = _SPACES.sub(" ", data)
+        if text == " " and (not self.line or self.line[-1].endswith(" ")):
+            return
+        if self.line and self.line[-1].endswith(" ") and text.startswith(" "):
+            text = text[1:]
+        self.line.append(text)
+
+    def text(self) -> str:
+        self._end_line()
+        while self.blocks and self.blocks[-1] == "":
+            self.blocks.pop()
+        return "\n".join(line.rstrip() for line in self.blocks)
+
+
+def to_text(html: str) -> str:
+    """Block-aware plain text (see the module docstring)."""
+    parser = _Text()
+    parser.feed(html)
+    parser.close()
+    return parser.text()
+
+
+def to_markdown(html: str, base_url: str) -> tuple[str, str]:
+    """Markdown and a note for the model ("" when nothing needs saying)."""
+    if len(html) > MAX_MARKDOWN_CHARS:
+        return to_text(html), f"(The page is over {MAX_MARKDOWN_CHARS} characters of HTML: shown as plain text.)"
+    try:
+        return _markdown(html, base_url), ""
+    except RecursionError:
+        return to_text(html), "(The page is nested too deeply to convert to markdown: shown as plain text.)"
+
+
+def _markdown(html: str, base_url: str) -> str:
+    from bs4 import BeautifulSoup
+    from markdownify import MarkdownConverter
+
+    soup = BeautifulSoup(html, "html.parser")
+    for element in soup(list(DROPPED_ELEMENTS)):
+        element.decompose()
+    for attribute, tags in (("href", ("a", "link")), ("src", ("img", "source"))):
+        for element in soup.find_all(list(tags)):
+            value = element.get(attribute)
+            if isinstance(value, str) and value and not value.startswith("#"):
+                element[attribute] = urljoin(base_url, value)
+    markdown: str = MarkdownConverter(heading_style="ATX").convert_soup(soup)
+    lines = (line.rstrip() for line in markdown.strip().splitlines())
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines))
