@@ -1,9 +1,12 @@
-"""Edit fidelity on real code no one here wrote: the running interpreter's standard library.
+"""Edit fidelity on real code no one here wrote, in three languages.
 
-For spans of real files we make an intended edit, then perturb old_string/new_string the ways
-models do. Each case ends as: applied correctly (file == intended result), refused, or applied
-wrongly. Targets: ≥95% correct on forgivable perturbations, 100% refusal on ambiguous and
-near-miss cases, and 0 applied wrongly anywhere. Also times the worst cases.
+Python: the running interpreter's standard library. Go (tab-indented) and TypeScript (two-space
+indented): the held-out sources vendored in testdata/fidelity/ (see its README for provenance
+and licences). For spans of real files we make an intended edit, then perturb old_string and
+new_string the ways models do. Each case ends as: applied correctly (file == intended result),
+refused, or applied wrongly. Targets: ≥95% correct on forgivable perturbations, 100% refusal
+on ambiguous and near-miss cases, and 0 applied wrongly anywhere — per language. Also times
+the worst cases (the matcher alone; bench/edit_scale.py times whole tool calls).
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ from toolsmith.textmatch import EditError, EditRequest, apply_edits
 SEED = 1234
 FILES = 60
 SPANS_PER_FILE = 4
+#: Fewer held-out files, so more spans from each.
+SPANS_PER_VENDORED_FILE = 14
+VENDORED = Path(__file__).resolve().parents[1] / "testdata" / "fidelity"
 Perturb = Callable[[str, str], tuple[str, str] | None]
 
 
@@ -51,14 +57,41 @@ def indent_more(old: str, new: str) -> tuple[str, str] | None:
 
 
 def tabs(old: str, new: str) -> tuple[str, str] | None:
-    def conv(s: str) -> str:
+    """Spaces written as tabs (4 to a tab, remainders kept) — or, in a tab-indented file, tabs
+    written as spaces: the model used the other indentation style than the file."""
+
+    def to_tabs(s: str) -> str:
         out = []
         for line in _lines(s):
             width = len(line) - len(line.lstrip(" "))
             out.append("\t" * (width // 4) + " " * (width % 4) + line.lstrip(" "))
         return "\n".join(out)
 
-    return (conv(old), conv(new)) if "    " in old else None
+    def to_spaces(s: str) -> str:
+        out = []
+        for line in _lines(s):
+            tabs_ = len(line) - len(line.lstrip("\t"))
+            out.append("    " * tabs_ + line[tabs_:])
+        return "\n".join(out)
+
+    if "\n\t" in "\n" + old:
+        return to_spaces(old), to_spaces(new)
+    return (to_tabs(old), to_tabs(new)) if "    " in old else None
+
+
+def tabs_as_two_spaces(old: str, new: str) -> tuple[str, str] | None:
+    """In a tab-indented file, each tab written as two spaces."""
+    if "\n\t" not in "\n" + old:
+        return None
+
+    def conv(s: str) -> str:
+        out = []
+        for line in _lines(s):
+            tabs_ = len(line) - len(line.lstrip("\t"))
+            out.append("  " * tabs_ + line[tabs_:])
+        return "\n".join(out)
+
+    return conv(old), conv(new)
 
 
 def crlf(old: str, new: str) -> tuple[str, str] | None:
@@ -75,6 +108,13 @@ def first_line_unindented(old: str, new: str) -> tuple[str, str] | None:
     if not old.startswith((" ", "\t")) or "\n" not in old:
         return None
     return old.lstrip(" \t"), new.lstrip(" \t")
+
+
+def first_line_slip(old: str, new: str) -> tuple[str, str] | None:
+    """old_string copied from the first visible character, new_string with its indentation."""
+    if not old.startswith((" ", "\t")):
+        return None
+    return old.lstrip(" \t"), new
 
 
 def blank_lines_around(old: str, new: str) -> tuple[str, str] | None:
@@ -104,9 +144,11 @@ FORGIVABLE: dict[str, Perturb] = {
     "indent_removed": dedent,
     "indent_added": indent_more,
     "tabs_for_spaces": tabs,
+    "tabs_as_two_spaces": tabs_as_two_spaces,
     "crlf": crlf,
     "literal_escapes": literal_escapes,
     "first_line_unindented": first_line_unindented,
+    "first_line_slip": first_line_slip,
     "blank_lines_around": blank_lines_around,
     "curly_quotes": curly_quotes,
     "inner_spaces": inner_spaces,
@@ -133,11 +175,11 @@ def near_miss(rng: random.Random, old: str) -> str | None:
     return old[:i] + repl + old[i + 1 :]
 
 
-def pick_spans(rng: random.Random, text: str) -> list[tuple[int, int]]:
+def pick_spans(rng: random.Random, text: str, count: int) -> list[tuple[int, int]]:
     lines = text.split("\n")
     spans: list[tuple[int, int]] = []
-    for _ in range(SPANS_PER_FILE * 5):
-        if len(spans) >= SPANS_PER_FILE:
+    for _ in range(count * 5):
+        if len(spans) >= count:
             break
         size = rng.randint(2, 6)
         start = rng.randrange(0, max(len(lines) - size, 1))
@@ -148,40 +190,51 @@ def pick_spans(rng: random.Random, text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def intended_edit(block: str) -> str:
+def intended_edit(block: str, comment: str) -> str:
     lines = block.split("\n")
     indent = lines[-1][: len(lines[-1]) - len(lines[-1].lstrip())]
-    return block + "\n" + indent + "pass  # added by the benchmark"
+    statement = "pass  # added by the benchmark" if comment == "#" else "// added by the benchmark"
+    return block + "\n" + indent + statement
 
 
 def run_case(text: str, old: str, new: str) -> tuple[str, str | None]:
     tf = TextFile(raw=text, encoding="utf-8")
     try:
-        outcome = apply_edits(tf, [EditRequest(old, new)], path="f.py")
+        outcome = apply_edits(tf, [EditRequest(old, new)], path="f")
     except EditError:
         return "refused", None
     return "applied", outcome.file.raw
 
 
-def main() -> None:
-    rng = random.Random(SEED)
+def languages(rng: random.Random) -> dict[str, tuple[list[Path], str, int]]:
+    """language -> (source files, comment marker, spans per file)."""
     stdlib = Path(sysconfig.get_path("stdlib"))
-    sources = sorted(p for p in stdlib.glob("*.py") if p.stat().st_size < 200_000)
-    rng.shuffle(sources)
-    table: dict[str, Counter[str]] = {}
-    examples_wrong: list[str] = []
+    python = sorted(p for p in stdlib.glob("*.py") if p.stat().st_size < 200_000)
+    rng.shuffle(python)
+    return {
+        "python": (python[:FILES], "#", SPANS_PER_FILE),
+        "go": (sorted((VENDORED / "go").glob("*.go")), "//", SPANS_PER_VENDORED_FILE),
+        "typescript": (sorted((VENDORED / "ts").glob("*.ts")), "//", SPANS_PER_VENDORED_FILE),
+    }
+
+
+Table = dict[str, Counter[str]]
+
+
+def measure(rng: random.Random, files: list[Path], comment: str, spans: int, wrong: list[str]) -> Table:
+    table: Table = {}
 
     def record(kind: str, outcome: str) -> None:
         table.setdefault(kind, Counter())[outcome] += 1
 
-    for path in sources[:FILES]:
+    for path in files:
         text = path.read_text(encoding="utf-8", errors="strict")
         lines = text.split("\n")
-        for start, size in pick_spans(rng, text):
+        for start, size in pick_spans(rng, text, spans):
             old = "\n".join(lines[start : start + size])
             if text.count(old) != 1:
                 continue
-            new = intended_edit(old)
+            new = intended_edit(old, comment)
             intended = text.replace(old, new, 1)
             for name, perturb in FORGIVABLE.items():
                 pair = perturb(old, new)
@@ -199,32 +252,50 @@ def main() -> None:
                     record(name, "correct")
                 else:
                     record(name, "WRONG")
-                    examples_wrong.append(f"{path.name}:{start + 1} {name}")
+                    wrong.append(f"{path.name}:{start + 1} {name}")
             missed = near_miss(rng, old)
             if missed and missed not in text:
                 status, _ = run_case(text, missed, new)
                 record("near_miss (must refuse)", "refused" if status == "refused" else "WRONG")
         repeated = [line for line, n in Counter(lines).items() if n > 1 and len(line.strip()) > 8]
         for line in repeated[:3]:
-            status, _ = run_case(text, line, line + "  # changed")
+            status, _ = run_case(text, line, line + "  " + comment + " changed")
             record("ambiguous (must refuse)", "refused" if status == "refused" else "WRONG")
+    return table
 
+
+def report(language: str, table: Table) -> tuple[int, int, int]:
+    """Print the table; return (forgivable correct, forgivable total, wrong)."""
+    print(f"\n== {language}")
     print(f"{'perturbation':28} {'cases':>6} {'correct':>8} {'refused':>8} {'WRONG':>6} {'excluded':>9}")
-    forgivable_total = forgivable_correct = wrong_total = 0
+    correct = total_forgivable = wrong = 0
     for name, counts in table.items():
         total = sum(counts.values()) - counts["excluded"]
         print(
             f"{name:28} {total:6} {counts['correct']:8} {counts['refused']:8} {counts['WRONG']:6}"
             f" {counts['excluded']:9}"
         )
-        wrong_total += counts["WRONG"]
+        wrong += counts["WRONG"]
         if name in FORGIVABLE:
-            forgivable_total += total
-            forgivable_correct += counts["correct"]
-    print(f"\nforgivable: {forgivable_correct}/{forgivable_total} correct "
-          f"({100 * forgivable_correct / max(forgivable_total, 1):.1f}%, target >= 95%)")  # fmt: skip
-    print(f"applied wrongly: {wrong_total} (target 0)")
-    for example in examples_wrong[:10]:
+            total_forgivable += total
+            correct += counts["correct"]
+    print(f"forgivable: {correct}/{total_forgivable} correct ({100 * correct / max(total_forgivable, 1):.1f}%, "
+          f"target >= 95%); applied wrongly: {wrong} (target 0)")  # fmt: skip
+    return correct, total_forgivable, wrong
+
+
+def main() -> None:
+    rng = random.Random(SEED)
+    wrong_examples: list[str] = []
+    totals = [0, 0, 0]
+    for language, (files, comment, spans) in languages(rng).items():
+        table = measure(rng, files, comment, spans, wrong_examples)
+        for i, value in enumerate(report(language, table)):
+            totals[i] += value
+    correct, forgivable, wrong = totals
+    print(f"\nall languages: {correct}/{forgivable} forgivable correct ({100 * correct / max(forgivable, 1):.1f}%), "
+          f"{wrong} applied wrongly")  # fmt: skip
+    for example in wrong_examples[:10]:
         print("  wrong:", example)
     _timings()
 

@@ -165,3 +165,73 @@ def test_old_ending_in_newline_never_consumes_past_end_of_file() -> None:
     content = "x = 1\n\nimport os\nprint(os)\n"
     out, _ = edit(content, "\nimport os\nprint(os)\n\n", "\nimport os\nprint(os.sep)\n\n")
     assert out == "x = 1\n\nimport os\nprint(os.sep)\n"
+
+
+# --- the first-line slip ---------------------------------------------------------------------
+
+GO = "package p\n\nfunc F(x int) int {\n\tif x > 0 {\n\t\treturn x\n\t}\n\treturn -x\n}\n"
+
+
+@pytest.mark.parametrize(
+    ("content", "old", "new", "expected"),
+    [
+        (PY, "def g(self):\n        return 3", "    def g(self):\n        return 4",
+         PY.replace("return 3", "return 4")),
+        (GO, "if x > 0 {\n\t\treturn x", "\tif x >= 0 {\n\t\treturn x", GO.replace("x > 0", "x >= 0")),
+        (GO, "return -x", "\treturn 0 - x", GO.replace("return -x", "return 0 - x")),
+    ],
+)  # fmt: skip
+def test_first_line_slip_replaces_the_whole_line(content: str, old: str, new: str, expected: str) -> None:
+    out, tier = edit(content, old, new)
+    assert out == expected and tier == "first_line_indentation"
+
+
+def test_first_line_slip_never_applies_after_other_text() -> None:
+    content = "x = compute()\n"
+    out, tier = edit(content, "compute()", "    other()")
+    assert tier == "exact" and out == "x =     other()\n"  # as asked: the match is mid-line after text
+
+
+def test_first_line_slip_needs_the_same_indentation_in_new_string() -> None:
+    out, tier = edit(PY, "return 3", "return 4")  # new_string without indentation: a plain exact edit
+    assert tier == "exact" and out == PY.replace("return 3", "return 4")
+
+
+# --- tabs and spaces ---------------------------------------------------------------------------
+
+GO_DEEP = (
+    "func walk() {\n\tfor {\n\t\tif ok {\n\t\t\tvisit(a,\n\t\t\t  include_hidden=true)\n"
+    "\t\t\tdone()\n\t\t}\n\t}\n}\n"
+)
+
+
+def test_spaces_for_tabs_with_a_continuation_line() -> None:
+    old = "            visit(a,\n              include_hidden=true)\n            done()"
+    new = "            visit(a,\n              include_hidden=false)\n            done()\n            log()"
+    out, tier = edit(GO_DEEP, old, new)
+    assert tier == "indentation"
+    assert "\t\t\tvisit(a,\n\t\t\t  include_hidden=false)\n\t\t\tdone()\n\t\t\tlog()\n" in out
+
+
+def test_a_short_dedenting_span_in_a_tab_file() -> None:
+    content = "func f() {\n\tif a {\n\t\tif b {\n\t\t\t\tx()\n\t\t\t}\n\t\t}\n\t}\n}\n"
+    old = "                x()\n            }\n        }"  # 16, 12, 8 spaces: only dedents
+    new = "                y()\n            }\n        }"
+    out, tier = edit(content, old, new)
+    assert tier == "indentation" and "\t\t\t\ty()\n\t\t\t}\n\t\t}" in out
+
+
+def test_two_space_tabs_in_a_go_file() -> None:
+    old = "  for {\n    if ok {"
+    new = "  for {\n    if ok && !stop {"
+    out, tier = edit(GO_DEEP, old, new)
+    assert tier == "indentation" and "\tfor {\n\t\tif ok && !stop {\n" in out
+
+
+def test_mappings_that_disagree_on_new_string_are_refused() -> None:
+    from toolsmith.textmatch.indentation import _fit
+
+    # old_string indents one level with two spaces in a tab file, new_string with a tab: read as
+    # two-column tabs it fits, read as levels of two spaces it cannot be placed — no guess.
+    fit = _fit([("", ""), ("\t", "  ")], "\tx", True, "\t", "  ")
+    assert fit is not None and fit.body is None

@@ -158,5 +158,27 @@ def find(content: str | Text, old: str, new: str) -> MatchResult | None:
         f.cancel()
         found = tier(f, o, n)
         if found:
+            if name == "exact":
+                return _first_line_slip(f, found, o, n)
             return MatchResult(name, found)
     return None
+
+
+def _first_line_slip(f: Text, found: list[Replacement], old: str, new: str) -> MatchResult:
+    """Exact matches that start right after their line's indentation, when new_string begins
+    with that same indentation: the model copied old_string from the first visible character but
+    wrote new_string whole. Replacing from the match would indent the line twice; the intended
+    edit is the whole line. A match that starts after other text on its line is left alone."""
+    if old[:1].isspace():
+        return MatchResult("exact", found)
+    adjusted = []
+    slipped = False
+    for r in found:
+        line_start = f.line_start(r.start)
+        indent = f.text[line_start : r.start]
+        if indent and not indent.strip(" \t") and r.text is not None and r.text.startswith(indent):
+            adjusted.append(Replacement(line_start, r.end, r.text))
+            slipped = True
+        else:
+            adjusted.append(r)
+    return MatchResult("first_line_indentation" if slipped else "exact", adjusted)

@@ -43,7 +43,29 @@ def test_fuzzy_match_adds_verify_note(workspace: Path, run: Runner) -> None:
     read_then(run, "a.py")
     r = run("edit", {"file_path": "a.py", "old_string": "    return 1\n", "new_string": "    return 2\n"})
     assert not r.is_error and r.metadata["match"] == "trailing_whitespace"
-    assert "Check the diff to verify" in r.content
+    assert "tolerating trailing_whitespace differences" in r.content
+    assert "@@ -1,2 +1,2 @@\n def f():\n-    return 1   \n+    return 2\n</result>" in r.content  # the diff to check
+
+
+def test_first_line_slip_is_applied_once_and_said(workspace: Path, run: Runner) -> None:
+    (workspace / "a.py").write_text("class A:\n    def f(self):\n        return 1\n")
+    read_then(run, "a.py")
+    r = run("edit", {"file_path": "a.py", "old_string": "def f(self):\n        return 1",
+                     "new_string": "    def f(self):\n        return 2"})  # fmt: skip
+    assert not r.is_error and r.metadata["match"] == "first_line_indentation"
+    assert (workspace / "a.py").read_text() == "class A:\n    def f(self):\n        return 2\n"
+    assert "the whole line was replaced (the indentation is not doubled)" in r.content
+
+
+def test_multiedit_numbers_edits_from_one_and_shows_the_closest_region(workspace: Path, run: Runner) -> None:
+    (workspace / "m.py").write_text("alpha = 1\nbeta = 2\n")
+    read_then(run, "m.py")
+    r = run("multiedit", {"file_path": "m.py", "edits": [
+        {"old_string": "alpha = 1", "new_string": "alpha = 10"},
+        {"old_string": "betta = 2", "new_string": "beta = 20"},
+    ]})  # fmt: skip
+    assert r.is_error and r.content.startswith("Edit 2 failed, so no changes were made")
+    assert "The closest region in the file" in r.content and "     2|beta = 2" in r.content
 
 
 def test_create_delete_and_errors(workspace: Path, run: Runner) -> None:
@@ -112,7 +134,7 @@ def test_multiedit_sequential_and_all_or_nothing(workspace: Path, run: Runner) -
             {"old_string": "zzz", "new_string": "q"},
         ]},
     )  # fmt: skip
-    assert bad.is_error and bad.content.startswith("Edit 1 failed, so no changes were made")
+    assert bad.is_error and bad.content.startswith("Edit 2 failed, so no changes were made")
     assert f.read_text() == original
     ok = run(
         "multiedit",
@@ -135,7 +157,7 @@ def test_multiedit_create_then_edit_is_atomic(workspace: Path, run: Runner) -> N
             {"old_string": "three", "new_string": "3"},
         ]},
     )  # fmt: skip
-    assert bad.is_error and "Edit 1 failed" in bad.content
+    assert bad.is_error and "Edit 2 failed" in bad.content  # the create is edit 1
     assert not (workspace / "n.txt").exists()
     ok = run(
         "multiedit",

@@ -100,14 +100,27 @@ async def commit_changes(ctx: ToolContext, changes: Sequence[Change], *, forget:
 # --- the change flow shared by edit and multiedit --------------------------------------------
 
 
-def verify_note(tiers: list[str]) -> str:
+#: Diff lines shown in the result of a non-exact edit (all of them are in metadata["diff"]).
+MAX_NOTE_DIFF_LINES = 40
+
+
+def verify_note(tiers: list[str], diff: str) -> str:
+    """For edits not matched exactly: what was tolerated, and the changed lines to check."""
     loose = sorted({t for t in tiers if t != "exact"})
     if not loose:
         return ""
-    return (
-        f"\nNote: old_string did not match exactly; it was matched tolerating {', '.join(loose)} "
-        "differences. Check the diff to verify the edit landed where you intended."
-    )
+    if loose == ["first_line_indentation"]:
+        what = (
+            "old_string started after its line's indentation and new_string repeats it, so the whole line "
+            "was replaced (the indentation is not doubled)"
+        )
+    else:
+        what = f"old_string did not match exactly; it was matched tolerating {', '.join(loose)} differences"
+    body = [line for line in diff.split("\n") if line and not line.startswith(("--- ", "+++ "))]
+    shown = body[:MAX_NOTE_DIFF_LINES]
+    if len(body) > len(shown):
+        shown.append(f"... ({len(body) - len(shown)} more diff lines in the metadata)")
+    return f"\nNote: {what}. Check that the change is what you intended:\n" + "\n".join(shown)
 
 
 async def create_file(ctx: ToolContext, tool: str, file_path: str, content: str) -> ToolResponse:
@@ -157,7 +170,7 @@ async def edit_file(ctx: ToolContext, tool: str, file_path: str, edits: list[Edi
     plural = "s" if outcome.replaced != 1 else ""
     text = (
         f"<result>\nEdited {path}: {outcome.replaced} replacement{plural}, first change at line "
-        f"{outcome.first_changed_line}.{verify_note(outcome.tiers)}\n</result>"
+        f"{outcome.first_changed_line}.{verify_note(outcome.tiers, str(metadata['diff']))}\n</result>"
     )
     return _response(text + await _diagnostics(ctx, path), metadata)
 

@@ -18,8 +18,8 @@ when you need to make multiple changes to the same file.
   one place (or set `replace_all`); small whitespace/escape slips are tolerated and reported.
 - Edits apply in order, each to the result of the previous ones: plan them so an earlier edit
   does not change the text a later one looks for.
-- All or nothing: if any edit fails, no change is written and the error names the edit (by its
-  0-based index) and why.
+- All or nothing: if any edit fails, no change is written and the error names the edit (numbered
+  from 1) and why, with the same help as edit (the closest region of the file).
 - To create a new file, use an empty `old_string` and the full file contents as `new_string` in
   the first edit; later edits then apply to that content.
 - One diff and one write for the whole call; encoding, BOM and line endings are preserved.
@@ -48,7 +48,7 @@ class MultiEditTool(Tool):
         items = params.edits
         for index, item in enumerate(items):
             if item.old_string == "" and index > 0:
-                raise ToolError(f"Edit {index}: old_string is empty; only the first edit may create the file.")
+                raise ToolError(f"Edit {index + 1}: old_string is empty; only the first edit may create the file.")
         try:
             if items[0].old_string == "":
                 # Create: apply the remaining edits in memory first, so a failing one writes nothing.
@@ -64,8 +64,9 @@ class MultiEditTool(Tool):
 
 
 def _with_index(exc: EditError, offset: int) -> str:
+    """Edits are numbered from 1, as the model lists them."""
     index = getattr(exc, "edit_index", None)
-    where = f"Edit {index + offset}" if index is not None else "An edit"
+    where = f"Edit {index + offset + 1}" if index is not None else "An edit"
     return f"{where} failed, so no changes were made: {exc.message}"
 
 
