@@ -16,7 +16,9 @@ SOURCE = Path(__file__).resolve().parents[1] / "internal"
 
 #: Import names of the runtime dependencies (pyproject.toml), checked so that running the
 #: checkout with a Python that lacks them says "install first" instead of failing mid-call.
-RUNTIME_MODULES = ("bashlex", "bs4", "charset_normalizer", "httpx", "lsprotocol", "markdownify", "pygls", "unidiff")
+RUNTIME_MODULES = (
+    "bashlex", "bs4", "charset_normalizer", "httpx", "lsprotocol", "markdownify", "pygls", "unidiff", "yaml"
+)
 
 
 def make_importable() -> None:

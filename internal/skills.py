@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from xml.sax.saxutils import escape
 
 MAX_NAME_CHARS = 64
@@ -56,43 +57,37 @@ def skill_tiers(workspace: Path, extra: list[Path], home: Path | None = None) ->
     ]
 
 
-def parse_frontmatter(text: str) -> tuple[dict[str, str], str]:
-    """``---`` delimited ``key: value`` frontmatter (quotes and ``>``/``|`` blocks) and the body.
+_FENCE = re.compile(r"^---[ \t]*$", re.M)
 
-    A small subset of YAML: what SKILL.md files use. Raises ValueError when there is none.
+
+def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
+    """The YAML frontmatter (between whole ``---`` lines at the top) and the body after it.
+
+    Agent Skills frontmatter is YAML — lists such as ``allowed-tools``, nested ``metadata``,
+    comments, block scalars — so it is parsed with ``yaml.safe_load`` (no tags, no code).
+    Raises ValueError saying what is wrong.
     """
+    import yaml  # lazy: only skills read YAML
+
     text = text.lstrip("\ufeff").replace("\r\n", "\n")
-    if not text.startswith("---\n"):
+    opening = _FENCE.match(text)
+    if opening is None:
         raise ValueError("no frontmatter: the file must start with a '---' line")
-    end = text.find("\n---", 3)
-    if end < 0:
+    closing = _FENCE.search(text, opening.end() + 1)
+    if closing is None:
         raise ValueError("frontmatter is not closed by a '---' line")
-    block = text[4:end]
-    rest = text[end + 4 :]
+    block = text[opening.end() + 1 : closing.start()]
+    rest = text[closing.end() :]
     body = rest[1:] if rest.startswith("\n") else rest
-    values: dict[str, str] = {}
-    lines = block.split("\n")
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        i += 1
-        if not line.strip() or line.lstrip().startswith("#") or line.startswith((" ", "\t")):
-            continue
-        key, sep, value = line.partition(":")
-        if not sep:
-            raise ValueError(f"frontmatter line {i} is not 'key: value': {line!r}")
-        value = value.strip()
-        if value in (">", "|", ">-", "|-", ">+", "|+"):
-            block_lines = []
-            while i < len(lines) and (lines[i].startswith((" ", "\t")) or not lines[i].strip()):
-                block_lines.append(lines[i].strip())
-                i += 1
-            joiner = "\n" if value.startswith("|") else " "
-            value = joiner.join(block_lines).strip()
-        elif len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        values[key.strip()] = value
-    return values, body
+    try:
+        values = yaml.safe_load(block)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"frontmatter is not valid YAML: {' '.join(str(exc).split())}") from None
+    if values is None:
+        values = {}
+    if not isinstance(values, dict):
+        raise ValueError("frontmatter must be a mapping of keys to values")
+    return {str(k): v for k, v in values.items()}, body
 
 
 def load_skill(skill_file: Path) -> Skill:
@@ -100,6 +95,11 @@ def load_skill(skill_file: Path) -> Skill:
     values, body = parse_frontmatter(skill_file.read_text(encoding="utf-8", errors="replace"))
     name = values.get("name", "")
     description = values.get("description", "")
+    if not isinstance(name, str):
+        raise ValueError(f"'name' must be a string, not {type(name).__name__}")
+    if not isinstance(description, str):
+        raise ValueError(f"'description' must be a string, not {type(description).__name__}")
+    description = description.strip()
     if not name:
         raise ValueError("frontmatter has no 'name'")
     if len(name) > MAX_NAME_CHARS or not NAME_RE.match(name):

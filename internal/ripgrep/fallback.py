@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..cancel import CancelToken
 from ..errors import ToolError
+from ..fsutil.paths import quote_input
 from .query import FileQuery, Match, SearchQuery, SearchResult
 
 BINARY_PROBE_BYTES = 8192
@@ -144,7 +145,10 @@ def search(query: SearchQuery, *, limit: int, cancel: CancelToken) -> SearchResu
     try:
         regex = re.compile(re.escape(query.pattern) if query.literal else query.pattern)
     except re.error as exc:
-        raise ToolError(f"Invalid regular expression: {exc}") from exc
+        raise ToolError(
+            f"Invalid regular expression {quote_input(query.pattern)!r}: {exc.msg}. Escape special characters, or "
+            "set literal_text to true to search for the text as written."
+        ) from exc
     globs = (query.include,) if query.include else ()
     files = [str(query.root)] if query.root.is_file() else _walk(FileQuery(query.root, globs), cancel)
     result = SearchResult()

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..cancel import CancelToken, race_cancel
 from ..errors import ToolError
+from ..fsutil.paths import quote_input
 from ..proc import REAP_TIMEOUT_S, check_argument, spawn
 from .query import FileQuery, Match, SearchQuery, SearchResult, fs_path
 
@@ -144,7 +145,8 @@ async def run_rg(
         return result
     if child.returncode == 2:
         if not parser.count() and stderr.strip():
-            raise ToolError(f"ripgrep error: {_rg_message(stderr, args)}")
+            message = _rg_message(stderr, args)
+            raise ToolError(message[0].upper() + message[1:] if message.startswith("invalid") else f"rg: {message}")
         result.partial = True
     elif child.returncode not in (0, 1):
         raise ToolError(f"ripgrep failed with exit code {child.returncode}: {_rg_message(stderr, args)}")
@@ -160,7 +162,18 @@ async def _bounded(task: asyncio.Future[bytes]) -> bytes:
 
 
 def _rg_message(stderr: bytes, args: list[str]) -> str:
-    return stderr.decode("utf-8", "replace").strip()
+    """rg's complaint in the model's terms. A regex error names the user's pattern, not rg's
+    internal ``(?:…)`` wrapping of it, and says how to search for the text as written."""
+    text = stderr.decode("utf-8", "replace").strip()
+    if "regex parse error" in text and "-e" in args:
+        pattern = args[args.index("-e") + 1]
+        reason = next((line[len("error:") :].strip() for line in reversed(text.splitlines())
+                       if line.startswith("error:")), "it does not parse")  # fmt: skip
+        return (
+            f"invalid regular expression {quote_input(pattern)!r}: {reason}. Escape special characters, or set "
+            "literal_text to true to search for the text as written."
+        )
+    return quote_input(text)
 
 
 async def _pump(stream: asyncio.StreamReader, parser: _Parser) -> bool:

@@ -72,9 +72,10 @@ def test_grep_match_set_equals_reference(files: dict[str, list[str]], use_rg: bo
     (ws / "dangling needle").symlink_to(ws / "does-not-exist")
     r = run_in(ws, "grep", {"pattern": "needle", "literal_text": True}, use_rg=use_rg)
     if not expected:
-        assert r.content == "No files found"  # type: ignore[attr-defined]
+        assert r.content == "No matches found"  # type: ignore[attr-defined]
         return
-    assert r.content.startswith(f"Found {len(expected)} matches")  # type: ignore[attr-defined]
+    noun = "match" if len(expected) == 1 else "matches"
+    assert r.content.startswith(f"Found {len(expected)} {noun}")  # type: ignore[attr-defined]
     if not any("\n" in path for path, _, _ in expected):
         assert parse_grep(r.content) == expected  # type: ignore[attr-defined]
 
@@ -88,7 +89,7 @@ def test_grep_pattern_starting_with_dash_and_regex(workspace: Path, run: Runner)
     r = run("grep", {"pattern": "foo(a", "literal_text": True})
     assert "Line 2" in r.content
     bad = run("grep", {"pattern": "foo("})
-    assert bad.is_error and "regex" in bad.content.lower()
+    assert bad.is_error and "invalid regular expression" in bad.content.lower()
 
 
 def test_grep_orders_files_newest_first_and_truncates(workspace: Path, run: Runner) -> None:
@@ -262,3 +263,13 @@ def test_globs_with_a_slash_match_from_the_search_root_not_the_process_cwd(works
         glob_out, grep_out = json.loads(proc.stdout)
         assert glob_out == str(workspace / "sub" / "a.txt"), (use_rg, glob_out)
         assert str(workspace / "sub" / "a.txt") in grep_out and "b.txt" not in grep_out, (use_rg, grep_out)
+
+
+def test_grep_regex_errors_name_the_users_pattern(workspace: Path) -> None:
+    (workspace / "a.txt").write_text("foo(bar\n")
+    for use_rg in (True, False):
+        r = run_in(workspace, "grep", {"pattern": "foo(bar"}, use_rg=use_rg)
+        assert r.is_error and r.content.startswith("Invalid regular expression 'foo(bar'")  # type: ignore[attr-defined]
+        assert "(?:" not in r.content and "literal_text" in r.content  # type: ignore[attr-defined]
+        found = run_in(workspace, "grep", {"pattern": "foo(bar", "literal_text": True}, use_rg=use_rg)
+        assert found.content.startswith("Found 1 match\n")  # type: ignore[attr-defined]

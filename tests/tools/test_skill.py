@@ -60,8 +60,35 @@ def test_invalid_skills_reported_and_skipped(workspace: Path, home: Path) -> Non
 def test_frontmatter_bom_crlf_quotes_and_blocks() -> None:
     text = '\ufeff---\r\nname: "my-skill"\r\ndescription: >\r\n  folded\r\n  text\r\n---\r\nBody\r\n'
     values, body = parse_frontmatter(text)
-    assert values == {"name": "my-skill", "description": "folded text"}
+    assert values == {"name": "my-skill", "description": "folded text\n"}  # YAML's folded scalar
     assert body == "Body\n"
+
+
+def test_frontmatter_is_yaml_and_fences_are_whole_lines() -> None:
+    text = (
+        "---\n"
+        "# a comment\n"
+        "name: pdf-tools\n"
+        "description: |\n  Extract text.\n  Fill forms.\n"
+        "allowed-tools: [bash, view]\n"
+        "metadata:\n  version: 2\n  owners:\n    - docs-team\n"
+        "note: ---not a fence\n"
+        "---\n"
+        "Body line\n---more is body text\n"
+    )
+    values, body = parse_frontmatter(text)
+    assert values["description"] == "Extract text.\nFill forms.\n"
+    assert values["allowed-tools"] == ["bash", "view"]
+    assert values["metadata"] == {"version": 2, "owners": ["docs-team"]}
+    assert body == "Body line\n---more is body text\n"
+    with pytest.raises(ValueError, match="must start with a '---' line"):
+        parse_frontmatter("---x\nname: a\n---\n")
+    with pytest.raises(ValueError, match="not closed"):
+        parse_frontmatter("---\nname: a\n---not-a-fence\n")
+    with pytest.raises(ValueError, match="not valid YAML"):
+        parse_frontmatter("---\nname: [unclosed\n---\n")
+    with pytest.raises(ValueError, match="must be a mapping"):
+        parse_frontmatter("---\n- a list\n---\n")
 
 
 def test_xml_escapes_and_uses_file_urls(workspace: Path, home: Path) -> None:

@@ -64,7 +64,7 @@ class GrepTool(Tool):
             "backend": "rg" if rg else "python",
         }
         if not result.matches:
-            text = "No files found"
+            text = "No matches found"
             if result.partial:
                 text += "\n(Some paths were inaccessible and skipped)"
             return ToolResponse(text, metadata=metadata)
@@ -72,7 +72,7 @@ class GrepTool(Tool):
         ordered = sorted(result.matches, key=lambda m: (order[m.path], m.line))
         shown = ordered[:MAX_MATCHES_SHOWN]
         total = len(result.matches)
-        lines = [f"Found {total}{'+' if result.stopped_early else ''} matches"]
+        lines = [f"Found {total}{'+' if result.stopped_early else ''} {'match' if total == 1 else 'matches'}"]
         for path, group in groupby(shown, key=lambda m: m.path):
             lines.append(f"\n{display(path)}:")
             lines += [f"  Line {m.line}: {shorten_line(m.text, MAX_LINE_CHARS)}" for m in group]
