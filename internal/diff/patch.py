@@ -52,6 +52,15 @@ class Chunk:
     lines: list[tuple[str, str]] = field(default_factory=list)
     end_of_file: bool = False
     patch_line: int = 0
+    #: Unified diffs: the 0-based line where the hunk's old lines start (its header's number).
+    #: Context is looked for nearest to it; a hunk without old lines is placed there.
+    anchor: int | None = None
+    #: Unified diffs: whether the new text ends with a newline when the hunk reaches the end of
+    #: the file ("\\ No newline at end of file"). None: keep the file's own.
+    final_newline: bool | None = None
+    #: How the chunk is named and shown in messages.
+    label: str = "chunk"
+    title: str | None = None
 
     @property
     def old_lines(self) -> list[str]:
@@ -70,6 +79,8 @@ class FileOp:
     move_to: str | None = None
     add_lines: list[str] = field(default_factory=list)
     chunks: list[Chunk] = field(default_factory=list)
+    #: Add: whether the new file ends with a newline (unified diffs can say it does not).
+    add_final_newline: bool = True
 
 
 def _strip_wrapper(lines: list[str]) -> list[str]:
@@ -91,7 +102,10 @@ def parse_patch(text: str) -> list[FileOp]:
     while offset < len(lines) and not lines[offset].strip():
         offset += 1
     if offset >= len(lines) or lines[offset].strip() != BEGIN:
-        raise PatchError(f"line {offset + 1}: expected '{BEGIN}' as the first line of the patch.")
+        raise PatchError(
+            f"line {offset + 1}: expected '{BEGIN}' as the first line of the patch (or a unified diff: "
+            "'--- a/path', '+++ b/path', then '@@ -1,2 +1,2 @@' hunks)."
+        )
     if lines[-1].strip() != END:
         raise PatchError(f"line {len(lines)}: expected '{END}' as the last line of the patch.")
     ops: list[FileOp] = []
@@ -199,27 +213,48 @@ _PASSES: list[tuple[str, Callable[[str], str]]] = [
 ]
 
 
-def _find(lines: list[str], pattern: list[str], start: int, eof: bool) -> tuple[int, str, int] | None:
-    """(index, pass name, extra fuzz) of ``pattern`` in ``lines``: at the end for EOF chunks,
-    else the first occurrence from ``start``; out-of-place finds cost FUZZ_MISPLACED."""
+class _Lines:
+    """The file's lines under each matching pass, normalised and indexed once per file."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self._by_pass: dict[str, tuple[list[str], dict[str, list[int]]]] = {}
+
+    def under(self, name: str, norm: Callable[[str], str]) -> tuple[list[str], dict[str, list[int]]]:
+        cached = self._by_pass.get(name)
+        if cached is None:
+            have = [norm(line) for line in self.lines]
+            index: dict[str, list[int]] = {}
+            for at, line in enumerate(have):
+                index.setdefault(line, []).append(at)
+            cached = self._by_pass[name] = (have, index)
+        return cached
+
+
+def _find(
+    lines: _Lines, pattern: list[str], start: int, eof: bool, hint: int | None = None
+) -> tuple[int, str, int] | None:
+    """(index, pass name, extra fuzz) of ``pattern``: at the end for EOF chunks, else the
+    occurrence from ``start`` — the first, or the one nearest ``hint``; out-of-place finds cost
+    FUZZ_MISPLACED."""
     n = len(pattern)
-    for name, norm in _PASSES:
-        want = [norm(p) for p in pattern]
-        have = [norm(line) for line in lines]
-        if eof:
-            at = len(lines) - n
-            if at >= start and have[at:] == want:
-                return at, name, 0
-            continue
-        for at in range(start, len(lines) - n + 1):
-            if have[at : at + n] == want:
-                return at, name, 0
-    for name, norm in _PASSES:  # not where it should be: look before the cursor / anywhere
-        want = [norm(p) for p in pattern]
-        have = [norm(line) for line in lines]
-        for at in range(0, len(lines) - n + 1):
-            if have[at : at + n] == want:
-                return at, name, FUZZ_MISPLACED
+    total = len(lines.lines)
+    for misplaced in (False, True):
+        for name, norm in _PASSES:
+            have, index = lines.under(name, norm)
+            want = [norm(p) for p in pattern]
+            if eof and not misplaced:
+                at = total - n
+                if at >= start and have[at:] == want:
+                    return at, name, 0
+                continue
+            candidates = [
+                at for at in index.get(want[0], ())
+                if (misplaced or at >= start) and at + n <= total and have[at : at + n] == want
+            ]  # fmt: skip
+            if candidates:
+                best = min(candidates, key=lambda at: abs(at - hint)) if hint is not None else candidates[0]
+                return best, name, FUZZ_MISPLACED if misplaced else 0
     return None
 
 
@@ -246,6 +281,7 @@ def apply_chunks(text: str, chunks: list[Chunk], path: str) -> tuple[list[tuple[
     cursor = 0
     replacements: list[tuple[int, int, str]] = []
     applied: list[AppliedChunk] = []
+    indexed = _Lines(lines)
     for number, chunk in enumerate(chunks, start=1):
         if chunk.header is not None:
             at = _find_header(lines, chunk.header, cursor)
@@ -257,30 +293,33 @@ def apply_chunks(text: str, chunks: list[Chunk], path: str) -> tuple[list[tuple[
             cursor = at + 1
         old = chunk.old_lines
         if not old:
-            index = len(lines) if chunk.end_of_file or chunk.header is None else cursor
+            if chunk.anchor is not None:
+                index = min(max(chunk.anchor, cursor), len(lines))
+            else:
+                index = len(lines) if chunk.end_of_file or chunk.header is None else cursor
             found: tuple[int, str, int] | None = (index, "exact", 0)
         else:
-            found = _find(lines, old, cursor, chunk.end_of_file)
+            found = _find(indexed, old, cursor, chunk.end_of_file, chunk.anchor)
         if found is None:
-            raise PatchError(_context_error(path, number, chunk, lines, cursor))
+            raise PatchError(_context_error(path, number, chunk, text, cursor))
         index, pass_name, extra = found
         fuzz = PASS_FUZZ[pass_name] + extra
         if fuzz > FUZZ_THRESHOLD:
             raise PatchError(
-                f"{path}: chunk {number} (patch line {chunk.patch_line}) matched only with fuzz {fuzz} "
+                f"{path}: {chunk.label} {number} (patch line {chunk.patch_line}) matched only with fuzz {fuzz} "
                 f"(threshold {FUZZ_THRESHOLD}): its context was found at line {index + 1}, "
                 f"{'not at the end of the file' if chunk.end_of_file else 'before an earlier chunk'}.\n"
                 f"{_render(chunk)}"
             )
         if index < cursor and extra == 0:
-            raise PatchError(f"{path}: chunk {number} overlaps an earlier chunk.")
+            raise PatchError(f"{path}: {chunk.label} {number} overlaps an earlier {chunk.label}.")
         replacements.append(_replacement(lines, starts, index, chunk, ends_nl, len(text)))
         applied.append(AppliedChunk(fuzz, pass_name, index + 1))
         cursor = index + len(old)
     replacements.sort()
     for (_, end_a, _), (start_b, _, _) in itertools.pairwise(replacements):
         if start_b < end_a:
-            raise PatchError(f"{path}: two chunks change the same lines.")
+            raise PatchError(f"{path}: two {chunks[0].label}s change the same lines.")
     return replacements, applied
 
 
@@ -300,8 +339,13 @@ def _replacement(
             out.append(text)
     start, end = starts[index], starts[at]
     body = "".join(line + "\n" for line in out)
-    at_end = at == len(lines)
-    if at_end and not ends_nl:
+    if at != len(lines):
+        return min(start, size), min(end, size), body
+    if chunk.final_newline is not None:  # a unified diff says how the file ends
+        if index == len(lines) and size and not ends_nl:  # appending after a last line without one
+            return size, size, "\n" + (body if chunk.final_newline else body[:-1])
+        return min(start, size), size, body if chunk.final_newline or not body else body[:-1]
+    if not ends_nl:  # keep the file's own missing final newline
         end = size
         if index == len(lines) and size:  # appending to a file without a final newline
             return size, size, ("\n" + body[:-1]) if body else ""
@@ -312,25 +356,18 @@ def _replacement(
 
 
 def _render(chunk: Chunk) -> str:
-    head = f"@@ {chunk.header}" if chunk.header else "@@"
+    head = chunk.title or (f"@@ {chunk.header}" if chunk.header else "@@")
     return "\n".join([head, *(kind + text for kind, text in chunk.lines)])
 
 
-def _context_error(path: str, number: int, chunk: Chunk, lines: list[str], cursor: int) -> str:
-    import difflib
+def _context_error(path: str, number: int, chunk: Chunk, text: str, cursor: int) -> str:
+    from ..textmatch import Text, closest_region
 
-    old = chunk.old_lines
-    best, best_at = 0.0, -1
-    probe = "\n".join(old)
-    for at in range(0, max(len(lines) - len(old) + 1, 1)):
-        ratio = difflib.SequenceMatcher(None, "\n".join(lines[at : at + len(old)]), probe).quick_ratio()
-        if ratio > best:
-            best, best_at = ratio, at
     message = (
-        f"{path}: chunk {number} (patch line {chunk.patch_line}): its context and removed lines were not "
+        f"{path}: {chunk.label} {number} (patch line {chunk.patch_line}): its context and removed lines were not "
         f"found in the file (searched from line {cursor + 1}).\n{_render(chunk)}"
     )
-    if best_at >= 0 and best >= 0.5:
-        region = "\n".join(f"{best_at + i + 1:6d}|{line}" for i, line in enumerate(lines[best_at : best_at + len(old)]))
-        message += f"\n\nClosest region in the file:\n{region}"
+    region = closest_region(Text(text), "\n".join(chunk.old_lines))
+    if region:
+        message += f"\n\nClosest region in the file (whitespace shown as · for spaces, → for tabs):\n{region}"
     return message

@@ -13,7 +13,7 @@ and applying edits to a file).
 """
 
 from .edits import EditOutcome, EditPlan, EditRequest, apply_edits, apply_plan, plan_edit
-from .errors import EditError, ambiguous, not_found
+from .errors import EditError, ambiguous, closest_region, not_found
 from .lines import MatchResult, Replacement, Text
 from .tiers import find, fold_punctuation, unescape
 
@@ -28,6 +28,7 @@ __all__ = [
     "ambiguous",
     "apply_edits",
     "apply_plan",
+    "closest_region",
     "find",
     "fold_punctuation",
     "not_found",

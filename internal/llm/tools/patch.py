@@ -10,7 +10,8 @@ from typing import Any
 
 from ...cancel import in_thread
 from ...diff import diff_metadata
-from ...diff.patch import FUZZ_THRESHOLD, FileOp, apply_chunks, parse_patch
+from ...diff.patch import BEGIN, FUZZ_THRESHOLD, FileOp, apply_chunks, parse_patch
+from ...diff.unified import looks_unified, parse_unified
 from ...errors import ToolError
 from ...fsutil.commit import Change, modifiable_error
 from ...fsutil.textio import TextFile, decode_bytes, new_text_file
@@ -18,7 +19,8 @@ from .file import commit_changes, read_for_change
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 
-DESCRIPTION = f"""Applies a patch in the apply_patch format to one or more files, all or nothing.
+DESCRIPTION = f"""Applies a patch to one or more files, all or nothing: the apply_patch format below, or a
+unified diff as `git diff` or `diff -u` print it. Prefer it for changes that span several files.
 
 Format:
 *** Begin Patch
@@ -46,15 +48,21 @@ Format:
   -    return 1
   +    return 2
   (a Move with no chunks just renames the file).
+- A unified diff works too: `--- a/path` / `+++ b/path` headers (a/ b/ prefixes optional),
+  `@@ -12,4 +12,5 @@` hunks, new files from `/dev/null`, deletions, git renames and
+  `\\ No newline at end of file`. Hunks are placed near their line numbers with the same fuzz.
 - Files to update, delete or move must have been read with view and unchanged since. Add File
-  refuses to overwrite an existing file (use Update for that).
+  refuses to overwrite an existing file (use Update for that). Delete and Move act on a symlink
+  itself, not on its target.
 - Every file is checked before anything is written; if any part fails, no file changes.
 """
 
 
 @dataclass(frozen=True)
 class PatchParams:
-    patch_text: str = param("The full patch text, from '*** Begin Patch' to '*** End Patch'", minLength=1)
+    patch_text: str = param(
+        "The whole patch: from '*** Begin Patch' to '*** End Patch', or a unified diff", minLength=1
+    )
 
 
 @dataclass
@@ -76,7 +84,7 @@ class PatchTool(Tool):
     Params = PatchParams
 
     async def run(self, params: PatchParams, ctx: ToolContext) -> ToolResponse:
-        ops = parse_patch(params.patch_text)
+        ops = _parse(params.patch_text, ctx)
         paths = self._paths(ops, ctx)
 
         def prepare(check: Callable[[], None]) -> tuple[list[_Planned], list[dict[str, Any]]]:
@@ -130,7 +138,7 @@ class PatchTool(Tool):
             if os.path.lexists(path):
                 raise ToolError(f"Add File {path}: the file already exists. Use Update File to change it.")
             content = "".join(line + "\n" for line in op.add_lines)
-            new = new_text_file(content)
+            new = new_text_file(content if op.add_final_newline else content[:-1])
             return _Planned(op, path, path, None, new, [], [], [Change("write", target, new.encode())])
         # Delete and Move act on the entry itself: a symlink is removed or renamed, not its target.
         entry = ctx.check_writable(path, follow=op.kind == "update" and op.move_to is None)
@@ -176,6 +184,13 @@ class PatchTool(Tool):
             entry.update(diff_metadata(old_text, new_text, display, cancel=check))
             meta.append(entry)
         return meta
+
+
+def _parse(text: str, ctx: ToolContext) -> list[FileOp]:
+    """A Codex patch, or a unified diff (git diff, diff -u) read into the same operations."""
+    if BEGIN not in text and looks_unified(text):
+        return parse_unified(text, lambda raw: os.path.lexists(ctx.resolve(raw)))
+    return parse_patch(text)
 
 
 TOOL = PatchTool()
