@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 HYPOTHESIS_PROFILE ?= ci
 export HYPOTHESIS_PROFILE
 
-.PHONY: run test lint typecheck unit bench clean system-deps
+.PHONY: run test lint typecheck unit bench clean system-deps lsp-servers
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,7 +40,18 @@ typecheck: $(STAMP)
 	$(PY) -m mypy
 
 # pytest exits 5 when it collects nothing: that is a broken suite here, never a pass.
-unit: $(STAMP) system-deps
+# typescript-language-server (with TypeScript 5: 7 has no tsserver.js) for the LSP tests, from
+# npm into a project-local directory; skipped with a note when npm is missing.
+LSP_DIR := .lsp-servers
+$(LSP_DIR)/.installed:
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm install --silent --no-audit --no-fund --prefix $(LSP_DIR) typescript@5 typescript-language-server@5 \
+	  && touch $@; \
+	else echo "note: npm not found; the typescript-language-server tests will be skipped"; fi
+
+lsp-servers: $(LSP_DIR)/.installed
+
+unit: $(STAMP) system-deps lsp-servers
 	@$(PY) -m pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: the suite is misconfigured"; fi; \
 	exit $$rc
@@ -57,4 +68,4 @@ bench: $(STAMP)
 	$(PY) bench/lsp.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .typecheck
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .typecheck $(LSP_DIR)

@@ -6,7 +6,13 @@ from toolsmith import Session, Config, CancelToken, Decision, PermissionRequest,
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import TYPE_CHECKING, Any
+
+# A library logs, the application decides where to: without this, warnings of ours (and of pygls,
+# which the LSP client forwards to "toolsmith.lsp") would reach stderr through Python's
+# last-resort handler in an embedding process that configured no logging.
+logging.getLogger("toolsmith").addHandler(logging.NullHandler())
 
 __version__ = "0.2.0"
 

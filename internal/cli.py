@@ -120,7 +120,11 @@ async def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     if not cwd.is_dir():
         return _usage(f"--cwd {args.cwd} is not a directory")
     try:
-        config = Config.load(cwd, file=args.config, **({"lsp_enabled": False} if args.no_lsp else {}))
+        # One call per process: view does not start a language server it would discard at once.
+        overrides: dict[str, Any] = {"lsp_on_view": False}
+        if args.no_lsp:
+            overrides["lsp_enabled"] = False
+        config = Config.load(cwd, file=args.config, **overrides)
         session = Session(cwd, session_id=args.session, config=config)
     except (ConfigError, ValueError) as exc:
         return _usage(str(exc))

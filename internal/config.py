@@ -86,6 +86,9 @@ class Config:
     lsp_enabled: bool = True
     #: Language servers by name, merged over the defaults (see internal/lsp/servers.py).
     lsp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Start language servers for view too. The one-shot CLI turns this off: a process that
+    #: exits after one call would start a server only to discard it (edits still start one).
+    lsp_on_view: bool = True
     #: Extra skill directories, searched after the default tiers.
     skill_paths: list[Path] = field(default_factory=list)
     #: User-Agent for fetch.
@@ -196,6 +199,7 @@ CONFIG_KEYS: dict[str, _Key] = {
     "bash.sandbox": _Key("bash_sandbox", _expect_bool),
     "bash.network": _Key("bash_network", _expect_bool),
     "lsp.enabled": _Key("lsp_enabled", _expect_bool),
+    "lsp.on_view": _Key("lsp_on_view", _expect_bool),
     "lsp.servers": _Key("lsp_servers", _expect_table),
 }
 

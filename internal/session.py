@@ -144,6 +144,8 @@ class Session:
             self.ctx.files = FileTracker.from_json(data["files"])
         if isinstance(data.get("shell"), dict):
             self.ctx.shell = ShellState.from_json(data["shell"])
+        if self.ctx.lsp is not None and "lsp" in data:
+            self.ctx.lsp.load_json(data["lsp"])
 
     def save_state(self) -> None:
         """Write the state file (0600: it holds the shell's exported environment). Without a
@@ -151,7 +153,9 @@ class Session:
         directory = self.ctx.state.directory("sessions", self.session_id)
         if not self.ctx.state.usable:
             return
-        data = {"files": self.ctx.files.to_json(), "shell": self.ctx.shell.to_json()}
+        data: dict[str, Any] = {"files": self.ctx.files.to_json(), "shell": self.ctx.shell.to_json()}
+        if self.ctx.lsp is not None:
+            data["lsp"] = self.ctx.lsp.to_json()
         try:
             atomic_write(directory / "state.json", json.dumps(data).encode("utf-8"), mode=PRIVATE_FILE_MODE)
         except OSError as exc:

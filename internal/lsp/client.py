@@ -7,8 +7,11 @@ Things pygls leaves to us, each learned the hard way (README, SPEC §4 lsp):
 - lsprotocol 2025.0.0 cannot decode ``notebookDocumentSync`` in some initialize replies, and an
   undecodable reply never resolves: the converter drops that field, and every request has a timeout;
 - server→client requests (configuration, registerCapability, workDoneProgress/create) are answered;
-- ``stop()`` hangs unless shutdown and exit were sent: :meth:`shutdown` does both, with timeouts,
-  then kills the group.
+- ``stop()`` hangs unless shutdown and exit were sent: :meth:`shutdown` does both, with short
+  timeouts, and only for a server that ever answered; a broken one is killed at once (:meth:`kill`).
+
+Positions: the server's negotiated encoding (UTF-32 when offered, else UTF-16, the default) is
+converted to the character columns view shows, both ways.
 """
 
 from __future__ import annotations
@@ -31,16 +34,42 @@ from .servers import ServerConfig, find_executable
 log = logging.getLogger("toolsmith.lsp")
 T = TypeVar("T")
 
-#: initialize may take a while on a cold server (basedpyright starts node).
+#: initialize may take a while on a cold server (basedpyright starts node). Callers on a tool's
+#: path pass their own, smaller budget.
 INIT_TIMEOUT_S = 30.0
 #: Any other request.
 REQUEST_TIMEOUT_S = 10.0
-#: shutdown request, then exit, then the process must be gone within this.
-SHUTDOWN_TIMEOUT_S = 3.0
+#: A server that answered before gets this long for shutdown, then this long to exit.
+SHUTDOWN_TIMEOUT_S = 1.0
+#: A server known to stay silent when a clean file stays clean: this much quiet after a change
+#: means "still clean" (its diagnostics for a change arrive in ~0.4 s when there are any).
+CLEAN_QUIET_S = 1.0
+
+_FEATURES = {
+    "definition": "definition_provider",
+    "references": "references_provider",
+    "hover": "hover_provider",
+    "document_symbol": "document_symbol_provider",
+    "workspace_symbol": "workspace_symbol_provider",
+}
 
 
 class LspError(Exception):
     pass
+
+
+def _route_pygls_logging() -> None:
+    """pygls logs ("Ignoring notification for unknown method …") under its own logger, which
+    without handlers falls through to Python's last-resort stderr printer. Send it to ours."""
+    pygls_log = logging.getLogger("pygls")
+    if not pygls_log.handlers:
+        pygls_log.addHandler(_Forward())
+        pygls_log.propagate = False
+
+
+class _Forward(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        log.handle(record)
 
 
 def _converter() -> Any:
@@ -68,16 +97,24 @@ class Published:
     received: float  # time.monotonic()
 
 
-def to_diag(d: Any) -> Diag:
-    code = d.code
-    return Diag(
-        line=d.range.start.line,
-        character=d.range.start.character,
-        severity=int(d.severity) if d.severity is not None else 1,
-        message=d.message,
-        source=d.source,
-        code=str(code) if code is not None else None,
-    )
+def to_char(line: str, column: int, encoding: str) -> int:
+    """A server column (in ``encoding`` units) as a character index into ``line``."""
+    if encoding == "utf-32" or line.isascii():
+        return column
+    units = 0
+    for index, ch in enumerate(line):
+        if units >= column:
+            return index
+        units += len(ch.encode("utf-16-le")) // 2 if encoding == "utf-16" else len(ch.encode("utf-8"))
+    return len(line)
+
+
+def from_char(line: str, index: int, encoding: str) -> int:
+    """A character index into ``line`` in the server's ``encoding`` units."""
+    if encoding == "utf-32" or line.isascii():
+        return index
+    head = line[:index]
+    return len(head.encode("utf-16-le")) // 2 if encoding == "utf-16" else len(head.encode("utf-8"))
 
 
 class LspClient:
@@ -91,11 +128,17 @@ class LspClient:
         self.versions: dict[str, int] = {}
         self.texts: dict[str, str] = {}
         self.capabilities: Any = None
+        self.encoding = "utf-16"
+        #: Observed (or known) to stay silent when a file's empty diagnostics do not change.
+        self.silent_when_clean = not config.republishes_unchanged
+        #: Diagnostics waits in a row that got nothing (a hung or stopped server).
+        self.missed_waits = 0
         self._changed = asyncio.Condition()
         self._process: asyncio.subprocess.Process | None = None
         self._client: Any = None
         self._log_file: Any = None
         self._exited = asyncio.Event()
+        self._answered = False
         #: When the last publishDiagnostics (for any document) arrived.
         self.last_publish = 0.0
 
@@ -104,24 +147,45 @@ class LspClient:
         return self._process is not None and self._process.returncode is None
 
     @property
+    def stopped(self) -> bool:
+        """The process exists but is stopped (SIGSTOP, a debugger): it cannot answer."""
+        if self._process is None:
+            return False
+        try:
+            with open(f"/proc/{self._process.pid}/stat", "rb") as handle:
+                return handle.read().rsplit(b")", 1)[1].split()[0] in (b"T", b"t")
+        except (OSError, IndexError):
+            return False
+
+    @property
     def supports_pull(self) -> bool:
         return getattr(self.capabilities, "diagnostic_provider", None) is not None
 
-    async def start(self) -> None:
+    def supports(self, operation: str) -> bool:
+        """Does the server offer ``operation`` (a navigation request of the lsp tool)?"""
+        value = getattr(self.capabilities, _FEATURES[operation], None)
+        return value is not None and value is not False
+
+    async def start(self, timeout: float = INIT_TIMEOUT_S) -> None:
+        """Start the server and initialize it within ``timeout``; raises :class:`LspError`."""
         from lsprotocol import types
         from pygls.io_ import run_async
         from pygls.lsp.client import LanguageClient
 
+        _route_pygls_logging()
         executable = find_executable(self.config.command[0])
         if executable is None:
             raise LspError(f"{self.config.command[0]} is not installed")
         log_fd = open_private(self.log_dir / f"{self.config.name}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         self._log_file = os.fdopen(log_fd, "ab")
-        self._process = await asyncio.create_subprocess_exec(
-            executable, *self.config.command[1:],
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=self._log_file,
-            cwd=self.root, start_new_session=True,
-        )  # fmt: skip
+        try:
+            self._process = await asyncio.create_subprocess_exec(
+                executable, *self.config.command[1:],
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=self._log_file,
+                cwd=self.root, start_new_session=True,
+            )  # fmt: skip
+        except OSError as exc:
+            raise LspError(f"could not be started ({exc.strerror or exc})") from exc
         client: Any = LanguageClient("toolsmith", "0.1", converter_factory=_converter)
         self._client = client
         self._register_handlers(client, types)
@@ -135,8 +199,11 @@ class LspClient:
             )
         )
         client._async_tasks.append(asyncio.ensure_future(self._watch_exit(self._process)))
-        result = await self._request(client.initialize_async(self._initialize_params(types)), INIT_TIMEOUT_S)
+        result = await self._request(client.initialize_async(self._initialize_params(types)), timeout, "initialize")
+        self._answered = True
         self.capabilities = result.capabilities
+        encoding = getattr(self.capabilities, "position_encoding", None)
+        self.encoding = str(getattr(encoding, "value", encoding) or "utf-16")
         client.initialized(types.InitializedParams())
         if self.config.settings:
             client.workspace_did_change_configuration(
@@ -148,9 +215,10 @@ class LspClient:
         await process.wait()
         log.info("%s exited with code %s", self.config.name, process.returncode)
         if self._client is not None:  # fail pending requests now rather than at their timeout
+            reason = f"exited with code {process.returncode} (its log is in the state directory)"
             for future in list(self._client.protocol._request_futures.values()):
                 if not future.done():
-                    future.set_exception(RuntimeError(f"server exited with code {process.returncode}"))
+                    future.set_exception(RuntimeError(reason))
         self._exited.set()
         async with self._changed:
             self._changed.notify_all()
@@ -170,6 +238,9 @@ class LspClient:
 
     def _initialize_params(self, types: Any) -> Any:
         caps = types.ClientCapabilities(
+            general=types.GeneralClientCapabilities(
+                position_encodings=[types.PositionEncodingKind.Utf32, types.PositionEncodingKind.Utf16]
+            ),
             text_document=types.TextDocumentClientCapabilities(
                 synchronization=types.TextDocumentSyncClientCapabilities(did_save=True),
                 publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True),
@@ -218,10 +289,32 @@ class LspClient:
 
     async def _on_publish(self, params: Any) -> None:
         now = time.monotonic()
-        self.published[params.uri] = Published(params.version, [to_diag(d) for d in params.diagnostics], now)
+        text = self.texts.get(params.uri)
+        lines = text.split("\n") if text is not None else None
+        diags = [self._to_diag(d, lines) for d in params.diagnostics]
+        self.published[params.uri] = Published(params.version, diags, now)
+        if params.version is None:
+            # Without versions a server cannot tell us "this is your state, still clean"; those
+            # seen here (typescript-language-server) then say nothing at all: expect that.
+            self.silent_when_clean = True
         self.last_publish = now
+        self._answered = True
         async with self._changed:
             self._changed.notify_all()
+
+    def _to_diag(self, d: Any, lines: list[str] | None) -> Diag:
+        line, column = d.range.start.line, d.range.start.character
+        if lines is not None and 0 <= line < len(lines):
+            column = to_char(lines[line], column, self.encoding)
+        code = d.code
+        return Diag(
+            line=line,
+            character=column,
+            severity=int(d.severity) if d.severity is not None else 1,
+            message=d.message,
+            source=d.source,
+            code=str(code) if code is not None else None,
+        )
 
     def _section(self, section: str | None) -> Any:
         if not section:
@@ -235,7 +328,7 @@ class LspClient:
             node = node[part]
         return node
 
-    async def _request(self, awaitable: Awaitable[T], timeout: float = REQUEST_TIMEOUT_S) -> T:
+    async def _request(self, awaitable: Awaitable[T], timeout: float = REQUEST_TIMEOUT_S, what: str = "") -> T:
         """Await a reply, but never longer than ``timeout`` and never after the server died."""
         work = asyncio.ensure_future(awaitable)
         died = asyncio.ensure_future(self._exited.wait())
@@ -246,14 +339,15 @@ class LspClient:
         if work not in done:
             work.cancel()
             if died in done:
-                raise LspError(f"{self.config.name} exited (see its log in the state directory)")
-            raise LspError(f"{self.config.name} did not answer within {timeout:.0f} s")
+                code = self._process.returncode if self._process else None
+                raise LspError(f"exited with code {code} (its log is in the state directory)")
+            raise LspError(f"did not answer {what or 'a request'} within {timeout:.0f} s")
         try:
             return work.result()
         except RuntimeError as exc:  # pygls fails pending requests this way when the server exits
-            raise LspError(f"{self.config.name}: {exc}") from exc
+            raise LspError(str(exc)) from exc
         except Exception as exc:  # an error reply from the server (JsonRpcException and kin)
-            raise LspError(f"{self.config.name} answered with an error: {exc}") from exc
+            raise LspError(f"answered with an error: {exc}") from exc
 
     # --- documents ----------------------------------------------------------------------------
 
@@ -280,15 +374,18 @@ class LspClient:
         return self.versions[uri]
 
     async def wait_for_diagnostics(
-        self, uri: str, version: int, since: float, *, quiet_s: float, cap_s: float
+        self, uri: str, version: int, since: float, *, quiet_s: float, cap_s: float, was_clean: bool = False
     ) -> tuple[list[Diag], bool]:
         """Diagnostics for ``uri`` no older than the change at ``since`` (version ``version``).
 
         Pull servers are asked; push servers are waited for: a publish for this URI that is newer
         than the change and carries this version is final at once; a version-less one is taken
         after ``quiet_s`` without another publish (servers may publish in several rounds).
-        Returns (diagnostics, confirmed); a wait that runs out
-        is unconfirmed, never "clean".
+
+        A file that was clean (``was_clean``) on a server that stays silent while a file stays
+        clean is reported clean once the server published for another file after the change, or
+        kept quiet for CLEAN_QUIET_S — not after the whole cap. Returns (diagnostics, confirmed);
+        any other wait that runs out is unconfirmed, never "clean".
         """
         if self.supports_pull:
             pulled = await self._pull(uri)
@@ -312,9 +409,17 @@ class LspClient:
                     return got.diagnostics, True  # versioned: exactly the state we sent
                 if got is not None and now - got.received >= quiet_s:
                     return got.diagnostics, True
+                if got is None and was_clean and self.silent_when_clean:
+                    other_published = self.last_publish >= since
+                    if other_published or now - since >= CLEAN_QUIET_S:
+                        return [], True
                 if now >= deadline or not self.alive:
+                    if got is None and was_clean and self.alive and not self.stopped:
+                        self.silent_when_clean = True  # observed: learn it for the next change
                     return (got.diagnostics, True) if got is not None else ([], False)
                 wait = deadline - now if got is None else min(deadline - now, quiet_s - (now - got.received))
+                if got is None and was_clean and self.silent_when_clean:
+                    wait = min(wait, since + CLEAN_QUIET_S - now)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._changed.wait(), max(wait, 0.001))
 
@@ -347,28 +452,38 @@ class LspClient:
         items = getattr(report, "items", None)
         if items is None:
             return None
-        return [to_diag(d) for d in items]
+        text = self.texts.get(uri)
+        lines = text.split("\n") if text is not None else None
+        return [self._to_diag(d, lines) for d in items]
 
     # --- navigation -----------------------------------------------------------------------------
 
     async def request(self, name: str, params: Any) -> Any:
         method = getattr(self._client, f"{name}_async")
-        return await self._request(method(params))
+        return await self._request(method(params), REQUEST_TIMEOUT_S, name.replace("_", " "))
 
     # --- lifecycle ------------------------------------------------------------------------------
 
     async def shutdown(self) -> None:
+        """A polite shutdown for a server that answers; an immediate kill for any other."""
         process, client = self._process, self._client
         if process is None:
             return
-        if process.returncode is None and client is not None:
+        if process.returncode is None and client is not None and self._answered and not self.stopped:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(client.shutdown_async(None), SHUTDOWN_TIMEOUT_S)
                 client.exit(None)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(process.wait(), SHUTDOWN_TIMEOUT_S)
+        await self.kill()
+
+    async def kill(self) -> None:
+        """Kill the whole process group now (wrapper servers leave node/tsserver children)."""
+        process, client = self._process, self._client
+        if process is None:
+            return
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)  # wrapper servers leave children (node, tsserver)
+            os.killpg(process.pid, signal.SIGKILL)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(process.wait(), SHUTDOWN_TIMEOUT_S)
         if client is not None:
@@ -377,4 +492,5 @@ class LspClient:
                 task.cancel()
         if self._log_file is not None:
             self._log_file.close()
+            self._log_file = None
         self._process = None

@@ -1,4 +1,5 @@
-"""Formatting diagnostics for the model: one line each, errors only after edits, capped per file."""
+"""Formatting diagnostics for the model: one line each (continuations indented), errors only after
+edits, capped per file, merged across the servers of a file."""
 
 from __future__ import annotations
 
@@ -24,10 +25,26 @@ class Diag:
 
 
 def format_line(path: str, diag: Diag) -> str:
+    """``Error: path:line:col [source][code] message``; a message's later lines follow, indented."""
     name = SEVERITY_NAMES.get(diag.severity, "Error")
     tags = (f"[{diag.source}]" if diag.source else "") + (f"[{diag.code}]" if diag.code else "")
-    message = " ".join(diag.message.split())
-    return f"{name}: {path}:{diag.line + 1}:{diag.character + 1} {tags + ' ' if tags else ''}{message}"
+    lines = [line.rstrip() for line in diag.message.strip().splitlines() if line.strip()] or [""]
+    head = f"{name}: {path}:{diag.line + 1}:{diag.character + 1} {tags + ' ' if tags else ''}{lines[0].strip()}"
+    return "\n".join([head, *("    " + line for line in lines[1:])])
+
+
+def merge(results: Iterable[list[Diag] | None]) -> list[Diag]:
+    """Several servers' diagnostics for one file as one list: a problem reported by two servers
+    (same place, severity and message) appears once."""
+    seen: set[tuple[int, int, int, str]] = set()
+    out: list[Diag] = []
+    for diags in results:
+        for diag in diags or []:
+            key = (diag.line, diag.character, diag.severity, " ".join(diag.message.split()))
+            if key not in seen:
+                seen.add(key)
+                out.append(diag)
+    return out
 
 
 def select(diags: Iterable[Diag], *, errors_only: bool) -> list[Diag]:
@@ -49,10 +66,11 @@ def format_report(
     *,
     errors_only: bool,
     cap: int = MAX_PER_FILE,
-    note: str = "",
+    context: str = "change",
 ) -> str:
     """``<file_diagnostics>`` for the touched files, ``<project_diagnostics>`` for others, and a
-    ``<diagnostic_summary>``. Empty when there is nothing to report."""
+    ``<diagnostic_summary>`` worded for the ``context`` ("change": after an edit; "view"; "query":
+    the lsp tool). Empty when there is nothing to report."""
     blocks: list[str] = []
     file_lines = [
         line for path, diags in files.items() for line in format_file(path, diags, errors_only=errors_only, cap=cap)
@@ -69,10 +87,15 @@ def format_report(
     if blocks:
         own = sum(len(select(d, errors_only=True)) for d in files.values())
         other = sum(len(select(d, errors_only=True)) for d in (others or {}).values())
-        summary = f"Errors in the changed file(s): {own}"
+        names = ", ".join(files)
+        if context == "change":
+            summary = f"Errors in the changed file(s): {own}"
+        elif context == "view":
+            summary = f"Errors in {names}: {own}"
+        else:
+            counts = [sum(1 for ds in files.values() for d in ds if d.severity == level) for level in (1, 2, 3, 4)]
+            summary = f"{names}: {counts[0]} errors, {counts[1]} warnings, {counts[2] + counts[3]} information/hints"
         if others:
             summary += f"; errors in {len(others)} other file(s): {other}"
         blocks.append(f"<diagnostic_summary>\n{summary}\n</diagnostic_summary>")
-    if note:
-        blocks.append(note)
     return "\n".join(blocks)

@@ -1,8 +1,10 @@
 """Language server configurations: built-in defaults, merged with the user's ``Config.lsp_servers``.
 
 A server is used for a file when its extension matches and its command is found — in the running
-interpreter's ``bin`` directory (a venv's servers), then on PATH. The first matching configured
-server wins: user-defined servers first, then the defaults in the order below.
+interpreter's ``bin`` directory (a venv's servers), then on PATH. Every such server runs for the
+file (a type checker and a linter side by side: basedpyright and ruff), except that servers of
+one ``group`` are alternatives: only the first installed one runs (basedpyright, else pyright,
+else pylsp). User-defined servers come first and belong to no group.
 """
 
 from __future__ import annotations
@@ -25,21 +27,28 @@ class ServerConfig:
     init_options: dict[str, Any] = field(default_factory=dict)
     #: Answers to workspace/configuration, by section ("" for the whole configuration).
     settings: dict[str, Any] = field(default_factory=dict)
+    #: Servers sharing a group are alternatives: the first installed one runs.
+    group: str | None = None
+    #: False for servers known to stay silent when a file's (empty) diagnostics do not change.
+    republishes_unchanged: bool = True
 
 
 PY_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", ".git")
 DEFAULT_SERVERS: tuple[ServerConfig, ...] = (
     ServerConfig(
         "basedpyright", ("basedpyright-langserver", "--stdio"), (".py", ".pyi"), "python", PY_MARKERS,
-        settings={"basedpyright.analysis": {"typeCheckingMode": "standard"}},
+        settings={"basedpyright.analysis": {"typeCheckingMode": "standard"}}, group="python",
     ),
-    ServerConfig("pyright", ("pyright-langserver", "--stdio"), (".py", ".pyi"), "python", PY_MARKERS),
-    ServerConfig("pylsp", ("pylsp",), (".py", ".pyi"), "python", PY_MARKERS),
+    ServerConfig(
+        "pyright", ("pyright-langserver", "--stdio"), (".py", ".pyi"), "python", PY_MARKERS, group="python"
+    ),
+    ServerConfig("pylsp", ("pylsp",), (".py", ".pyi"), "python", PY_MARKERS, group="python"),
     ServerConfig("ruff", ("ruff", "server"), (".py", ".pyi"), "python", PY_MARKERS),
     ServerConfig("gopls", ("gopls",), (".go",), "go", ("go.mod", ".git")),
     ServerConfig(
         "typescript", ("typescript-language-server", "--stdio"),
         (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs"), "typescript", ("tsconfig.json", "package.json", ".git"),
+        republishes_unchanged=False,
     ),
     ServerConfig("rust-analyzer", ("rust-analyzer",), (".rs",), "rust", ("Cargo.toml", ".git")),
     ServerConfig(
@@ -103,15 +112,19 @@ def find_executable(command: str) -> str | None:
     return shutil.which(command)
 
 
-def server_for(path: Path, raw_user: dict[str, dict[str, Any]]) -> ServerConfig | None:
-    """The first configured server for ``path``'s extension whose command is installed."""
+def servers_for(path: Path, raw_user: dict[str, dict[str, Any]]) -> list[ServerConfig]:
+    """Every configured, installed server for ``path``'s extension (one per group)."""
     suffix = path.suffix.lower()
+    out: list[ServerConfig] = []
+    groups: set[str] = set()
     for config in configured_servers(raw_user):
-        if suffix not in config.extensions:
+        if suffix not in config.extensions or (config.group is not None and config.group in groups):
             continue
         if find_executable(config.command[0]):
-            return config
-    return None
+            out.append(config)
+            if config.group is not None:
+                groups.add(config.group)
+    return out
 
 
 def language_id(config: ServerConfig, path: Path) -> str:

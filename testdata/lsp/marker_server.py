@@ -7,10 +7,16 @@ Diagnostics come from markers in the document text, one per matching line:
   CRASH                                            -> the server exits at once
   TOUCH name                                       -> also publish one error for sibling file "name"
   TOUCH_DELAY_MS n                                 -> ... n ms after the document's own publish
+  ERROR: first\\nsecond                         -> a literal \\n in a message becomes a line break
 Diagnostics are published with the document version on open, change and save. Navigation:
 definition/references/hover for a word find "def <word>" lines and occurrences of the word;
 documentSymbol lists "def <name>" lines; workspace/symbol searches open documents.
-Started with PULL=1 in the environment it also offers pull diagnostics.
+Environment switches, to play the real servers' quirks:
+  PULL=1                 also offer pull diagnostics
+  NO_EMPTY_REPUBLISH=1   like typescript-language-server: no versions, and nothing published when
+                         a file that had no diagnostics still has none
+  NO_NAV=1               like ruff: diagnostics only, no navigation
+  ENCODING=utf-16        columns in UTF-16 code units (pygls otherwise takes the client's UTF-32)
 """
 
 from __future__ import annotations
@@ -31,6 +37,21 @@ SEVERITY = {
     "HINT": types.DiagnosticSeverity.Hint,
 }
 PULL = os.environ.get("PULL") == "1"
+NO_EMPTY_REPUBLISH = os.environ.get("NO_EMPTY_REPUBLISH") == "1"
+NO_NAV = os.environ.get("NO_NAV") == "1"
+UTF16 = os.environ.get("ENCODING") == "utf-16"
+_last_empty: dict[str, bool] = {}
+
+if UTF16:
+    from pygls.capabilities import ServerCapabilitiesBuilder
+
+    ServerCapabilitiesBuilder.choose_position_encoding = classmethod(  # type: ignore[method-assign]
+        lambda cls, caps: types.PositionEncodingKind.Utf16
+    )
+
+
+def column(line: str, index: int) -> int:
+    return len(line[:index].encode("utf-16-le")) // 2 if UTF16 else index
 
 
 def diagnostics_for(text: str) -> tuple[list[types.Diagnostic], int]:
@@ -45,7 +66,8 @@ def diagnostics_for(text: str) -> tuple[list[types.Diagnostic], int]:
             for i in range(int(m.group(1))):
                 out.append(_diag(number, 0, f"error number {i + 1}", types.DiagnosticSeverity.Error, f"E{i + 1}"))
         if m := MARKER.search(line):
-            out.append(_diag(number, m.start(), m.group(2), SEVERITY[m.group(1)], "M1"))
+            message = m.group(2).replace("\\n", "\n")
+            out.append(_diag(number, column(line, m.start()), message, SEVERITY[m.group(1)], "M1"))
     return out, delay
 
 
@@ -64,15 +86,26 @@ async def publish(uri: str) -> None:
     diags, delay = diagnostics_for(document.source)
     if delay:
         await asyncio.sleep(delay / 1000)
-    server.text_document_publish_diagnostics(
-        types.PublishDiagnosticsParams(uri=uri, diagnostics=diags, version=document.version)
-    )
+    if NO_EMPTY_REPUBLISH and not diags and _last_empty.get(uri):
+        pass  # unchanged and clean: say nothing, like typescript-language-server
+    else:
+        version = None if NO_EMPTY_REPUBLISH else document.version
+        server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diags, version=version)
+        )
+    _last_empty[uri] = not diags
     if m := re.search(r"TOUCH_DELAY_MS (\d+)", document.source):
         await asyncio.sleep(int(m.group(1)) / 1000)
     for name in re.findall(r"TOUCH (\S+)", document.source):
         sibling = uri.rsplit("/", 1)[0] + "/" + name
         error = _diag(0, 0, f"broken by {uri.rsplit('/', 1)[1]}", types.DiagnosticSeverity.Error, "X1")
         server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=sibling, diagnostics=[error]))
+
+
+@server.feature(types.INITIALIZED)
+def initialized(params: types.InitializedParams) -> None:
+    # Like typescript-language-server's $/typescriptVersion: a notification the client does not know.
+    server.protocol.notify("$/markerVersion", {"version": "1.0"})
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
@@ -96,7 +129,7 @@ if PULL:
 def _word_at(uri: str, position: types.Position) -> str:
     line = server.workspace.get_text_document(uri).lines[position.line]
     for m in re.finditer(r"\w+", line):
-        if m.start() <= position.character <= m.end():
+        if column(line, m.start()) <= position.character <= column(line, m.end()):
             return m.group(0)
     return ""
 
@@ -107,27 +140,28 @@ def _occurrences(word: str, pattern: str) -> list[types.Location]:
         for number, line in enumerate(document.lines):
             for m in re.finditer(pattern.format(re.escape(word)), line):
                 start = m.start(1) if m.groups() else m.start()
-                out.append(types.Location(uri, types.Range(types.Position(number, start), types.Position(number, start + len(word)))))
+                first, last = column(line, start), column(line, start + len(word))
+                out.append(types.Location(uri, types.Range(types.Position(number, first), types.Position(number, last))))
     return out
 
 
-@server.feature(types.TEXT_DOCUMENT_DEFINITION)
+@(lambda f: f) if NO_NAV else server.feature(types.TEXT_DOCUMENT_DEFINITION)
 def definition(params: types.DefinitionParams) -> list[types.Location]:
     return _occurrences(_word_at(params.text_document.uri, params.position), r"def ({})\b")
 
 
-@server.feature(types.TEXT_DOCUMENT_REFERENCES)
+@(lambda f: f) if NO_NAV else server.feature(types.TEXT_DOCUMENT_REFERENCES)
 def references(params: types.ReferenceParams) -> list[types.Location]:
     return _occurrences(_word_at(params.text_document.uri, params.position), r"\b({})\b")
 
 
-@server.feature(types.TEXT_DOCUMENT_HOVER)
+@(lambda f: f) if NO_NAV else server.feature(types.TEXT_DOCUMENT_HOVER)
 def hover(params: types.HoverParams) -> types.Hover:
     word = _word_at(params.text_document.uri, params.position)
     return types.Hover(types.MarkupContent(types.MarkupKind.PlainText, f"word: {word}"))
 
 
-@server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+@(lambda f: f) if NO_NAV else server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
 def symbols(params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
     document = server.workspace.get_text_document(params.text_document.uri)
     out = []
@@ -138,7 +172,7 @@ def symbols(params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
     return out
 
 
-@server.feature(types.WORKSPACE_SYMBOL)
+@(lambda f: f) if NO_NAV else server.feature(types.WORKSPACE_SYMBOL)
 def workspace_symbols(params: types.WorkspaceSymbolParams) -> list[types.SymbolInformation]:
     return [
         types.SymbolInformation(name=params.query, kind=types.SymbolKind.Function, location=loc)

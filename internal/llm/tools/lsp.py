@@ -8,7 +8,7 @@ from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
 from ...errors import ToolError
-from ...fsutil.paths import not_found_error
+from ...fsutil.paths import is_within, not_found_error
 from ...lsp.diagnostics import format_report
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
@@ -27,7 +27,8 @@ DESCRIPTION = """Asks the language server for a file: diagnostics (default), def
 document_symbol or workspace_symbol.
 
 - `file_path` must exist. LSP servers must be configured for the file type (Python, Go, TypeScript,
-  Rust and C/C++ servers are used automatically when installed).
+  Rust and C/C++ servers are used automatically when installed). When several servers handle the
+  file, diagnostics are merged and each question goes to a server that can answer it.
 - `line` and `character` are 1-based (as view shows them) and required for definition, references
   and hover; `query` is required for workspace_symbol.
 - diagnostics lists all severities for the file (errors, warnings, info, hints), at most 20 per file.
@@ -66,11 +67,11 @@ class LspTool(Tool):
         manager = ctx.lsp
         if not isinstance(manager, LspManager):
             raise ToolError("Language servers are disabled for this session.")
-        if manager.server_for(path) is None:
+        if not manager.servers_for(path):
             raise ToolError(
                 f"No LSP server is configured for *{path.suffix or path.name} files. Install a language server "
                 "for it (e.g. basedpyright or pylsp for Python, gopls, typescript-language-server, rust-analyzer, "
-                "clangd) or add one to Config.lsp_servers: {name: {command: [...], extensions: [...]}}."
+                "clangd) or add one under [lsp.servers.NAME] in .toolsmith/config.toml (command, extensions)."
             )
         if params.operation in NEEDS_POSITION and (params.line is None or params.character is None):
             raise ToolError(f"operation {params.operation} needs line and character (1-based).")
@@ -79,66 +80,77 @@ class LspTool(Tool):
         try:
             text = await self._dispatch(params, path, manager, ctx)
         except LspError as exc:
-            raise ToolError(f"The language server failed: {exc}") from exc
+            raise ToolError(f"The language server failed: {exc}.") from exc
         return ToolResponse(text, metadata={"operation": params.operation, "file_path": str(path)})
 
     async def _dispatch(self, params: LspParams, path: Path, manager: Any, ctx: ToolContext) -> str:
         from lsprotocol import types
 
+        from ...lsp.client import from_char
+
         if params.operation == "diagnostics":
-            result = await manager.open_and_wait(path, 4.0)
-            if result is None:
-                raise ToolError("The language server could not be started; see the LSP log in the state directory.")
-            diags, confirmed = result
-            report = format_report({ctx.display(path): diags}, errors_only=False)
-            if not confirmed:
-                return "The language server sent no diagnostics in time; the result is unconfirmed."
-            return report or f"No diagnostics for {ctx.display(path)}."
+            diags, notes, confirmed = await manager.diagnostics(path)
+            footer = "".join(f"\n(Diagnostics unavailable: {note}.)" for note in notes)
+            if diags is None:
+                return f"No language server could report on {ctx.display(path)}.{footer}"
+            if not confirmed and not diags:
+                return f"The language server sent no diagnostics in time; the result is unconfirmed.{footer}"
+            report = format_report({ctx.display(path): diags}, errors_only=False, context="query")
+            return (report or f"No diagnostics for {ctx.display(path)}.") + footer
+        client, _notes = await manager.navigate(path, params.operation)
         doc = types.TextDocumentIdentifier(path.as_uri())
         if params.operation in NEEDS_POSITION:
             assert params.line is not None and params.character is not None
-            position = types.Position(params.line - 1, params.character - 1)
+            line_text = _line(path, params.line - 1)
+            position = types.Position(params.line - 1, from_char(line_text, params.character - 1, client.encoding))
             if params.operation == "definition":
                 found = await manager.request(
-                    path, "text_document_definition", types.DefinitionParams(text_document=doc, position=position)
+                    client, "text_document_definition", types.DefinitionParams(text_document=doc, position=position)
                 )
-                return _locations(found, ctx, "definition")
+                return _locations(found, ctx, "definition", client.encoding)
             if params.operation == "references":
                 found = await manager.request(
-                    path,
+                    client,
                     "text_document_references",
                     types.ReferenceParams(
                         context=types.ReferenceContext(include_declaration=True), text_document=doc, position=position
                     ),
                 )
-                return _locations(found, ctx, "references")
+                return _locations(found, ctx, "references", client.encoding)
             hover = await manager.request(
-                path, "text_document_hover", types.HoverParams(text_document=doc, position=position)
+                client, "text_document_hover", types.HoverParams(text_document=doc, position=position)
             )
             return _hover_text(hover) or "No hover information at that position."
         if params.operation == "document_symbol":
             found = await manager.request(
-                path, "text_document_document_symbol", types.DocumentSymbolParams(text_document=doc)
+                client, "text_document_document_symbol", types.DocumentSymbolParams(text_document=doc)
             )
             return "\n".join(_symbol_lines(found or [], ctx, 0)[:MAX_RESULTS]) or "No symbols found."
-        found = await manager.request(path, "workspace_symbol", types.WorkspaceSymbolParams(query=params.query or ""))
+        found = await manager.request(client, "workspace_symbol", types.WorkspaceSymbolParams(query=params.query or ""))
         return "\n".join(_workspace_symbols(found or [], ctx)[:MAX_RESULTS]) or "No symbols found."
+
+
+def _line(path: Path, index: int) -> str:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
+    except OSError:
+        return ""
+    return lines[index] if 0 <= index < len(lines) else ""
 
 
 def _path_of(uri: str) -> Path:
     return Path(unquote(urlsplit(uri).path))
 
 
-def _location_line(uri: str, line: int, character: int, ctx: ToolContext) -> str:
+def _location_line(uri: str, line: int, character: int, ctx: ToolContext, encoding: str) -> str:
+    from ...lsp.client import to_char
+
     path = _path_of(uri)
-    try:
-        source = path.read_text(encoding="utf-8", errors="replace").split("\n")[line].strip()
-    except (OSError, IndexError):
-        source = ""
-    return f"{ctx.display(path)}:{line + 1}:{character + 1}: {source}"
+    text = _line(path, line)
+    return f"{ctx.display(path)}:{line + 1}:{to_char(text, character, encoding) + 1}: {text.strip()}"
 
 
-def _locations(found: Any, ctx: ToolContext, what: str) -> str:
+def _locations(found: Any, ctx: ToolContext, what: str, encoding: str) -> str:
     if not found:
         return f"No {what} found."
     items = found if isinstance(found, list | tuple) else [found]
@@ -147,7 +159,7 @@ def _locations(found: Any, ctx: ToolContext, what: str) -> str:
         uri = getattr(item, "uri", None) or getattr(item, "target_uri", None)
         rng = getattr(item, "range", None) or getattr(item, "target_selection_range", None)
         if uri and rng:
-            lines.append(_location_line(uri, rng.start.line, rng.start.character, ctx))
+            lines.append(_location_line(uri, rng.start.line, rng.start.character, ctx, encoding))
     more = f"\n... and {len(items) - MAX_RESULTS} more" if len(items) > MAX_RESULTS else ""
     return "\n".join(lines) + more
 
@@ -175,13 +187,16 @@ def _symbol_lines(symbols: Any, ctx: ToolContext, depth: int) -> list[str]:
 
 
 def _workspace_symbols(symbols: Any, ctx: ToolContext) -> list[str]:
-    lines = []
+    """One line per symbol, the project's own first (then libraries, e.g. the standard library)."""
+    rows = []
     for symbol in symbols:
         location = symbol.location
+        path = _path_of(location.uri)
         rng = getattr(location, "range", None)
         line = f":{rng.start.line + 1}" if rng else ""
-        lines.append(f"{symbol.name} ({_kind(symbol.kind)}) {ctx.display(_path_of(location.uri))}{line}")
-    return lines
+        outside = not is_within(path, ctx.workspace)
+        rows.append((outside, f"{symbol.name} ({_kind(symbol.kind)}) {ctx.display(path)}{line}"))
+    return [row for _, row in sorted(rows, key=lambda r: r[0])]
 
 
 TOOL = LspTool()

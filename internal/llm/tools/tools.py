@@ -86,9 +86,17 @@ class DiagnosticsSource(Protocol):
 
     async def after_view(self, path: Path) -> str: ...
 
-    async def after_change(self, paths: list[Path], *, other_files: int = 0) -> str: ...
+    async def after_change(self, paths: list[Path]) -> str:
+        """Errors in ``paths`` after a change, and in other files that gained errors with it."""
+        ...
 
     async def close(self) -> None: ...
+
+    def to_json(self) -> dict[str, Any]:
+        """What to keep across CLI invocations (which servers are unavailable, until when)."""
+        ...
+
+    def load_json(self, data: Any) -> None: ...
 
 
 Progress = Callable[[str, dict[str, Any]], None]
@@ -173,11 +181,11 @@ class ToolContext:
             log.exception("diagnostics after view of %s failed", path)
             return ""
 
-    async def diagnostics_after_change(self, paths: list[Path], *, other_files: int = 0) -> str:
+    async def diagnostics_after_change(self, paths: list[Path]) -> str:
         if self.lsp is None:
             return ""
         try:
-            return await self.lsp.after_change(paths, other_files=other_files)
+            return await self.lsp.after_change(paths)
         except Exception:  # the change is already written: report it as done, without diagnostics
             log.exception("diagnostics after changing %s failed", paths)
             return "(Diagnostics unavailable: the language server failed; see the log.)"

@@ -16,9 +16,6 @@ from .file import Loaded, commit_changes, load_for_change
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 
-#: Other files whose new errors write reports besides the written one (seed 3.5).
-OTHER_FILES_DIAGNOSED = 5
-
 DESCRIPTION = """Writes a file to the local filesystem, creating parent directories as needed.
 
 - If the file exists, you must have read it with the view tool first, and it must not have changed
@@ -73,7 +70,7 @@ class WriteTool(Tool):
         metadata.update(file_path=str(path), created=old is None, encoding=new.encoding)
         verb = "created" if old is None else "written"
         content = f"<result>\nFile successfully {verb}: {path}\n</result>"
-        diagnostics = await ctx.diagnostics_after_change([path], other_files=OTHER_FILES_DIAGNOSED)
+        diagnostics = await ctx.diagnostics_after_change([path])
         if diagnostics:
             content += "\n\n" + diagnostics
         return ToolResponse(content, metadata=metadata)
