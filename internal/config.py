@@ -211,6 +211,7 @@ LSP_SERVER_KEYS: dict[str, Callable[[Any], Any]] = {
     "root_markers": _expect_strs,
     "init_options": _expect_table,
     "settings": _expect_table,
+    "per_file": _expect_bool,
     "disabled": _expect_bool,
 }
 

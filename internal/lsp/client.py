@@ -423,6 +423,13 @@ class LspClient:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._changed.wait(), max(wait, 0.001))
 
+    def may_report_elsewhere(self, touched: set[str]) -> bool:
+        """Whether a change to ``touched`` can move diagnostics this server shows for other files:
+        it checks across files and has another file open or published."""
+        if self.config.per_file:
+            return False
+        return any(uri not in touched for uri in (*self.texts, *self.published))
+
     async def settle(self, quiet_s: float, until: float) -> None:
         """Wait until no document has been published for ``quiet_s`` (or ``until`` passes).
 

@@ -228,9 +228,10 @@ class LspManager:
             if not confirmed:
                 unconfirmed.append(self._display(path))
         touched = {p.as_uri() for p in paths}
-        if other_files > 0 and self.clients:
+        watched = [c for c in self.clients.values() if c.may_report_elsewhere(touched)] if other_files > 0 else []
+        if watched:
             until = time.monotonic() + WAIT_CAP_S
-            await asyncio.gather(*(client.settle(QUIET_S, until) for client in self.clients.values()))
+            await asyncio.gather(*(client.settle(QUIET_S, until) for client in watched))
         others = self._gained_errors(before, touched, other_files)
         if unconfirmed:
             files = ", ".join(unconfirmed)

@@ -31,6 +31,9 @@ class ServerConfig:
     group: str | None = None
     #: False for servers known to stay silent when a file's (empty) diagnostics do not change.
     republishes_unchanged: bool = True
+    #: True for linters whose diagnostics for a file depend on that file alone: a change never
+    #: moves another file's, so an edit does not wait for other files' publishes from them.
+    per_file: bool = False
 
 
 PY_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", ".git")
@@ -42,8 +45,8 @@ DEFAULT_SERVERS: tuple[ServerConfig, ...] = (
     ServerConfig(
         "pyright", ("pyright-langserver", "--stdio"), (".py", ".pyi"), "python", PY_MARKERS, group="python"
     ),
-    ServerConfig("pylsp", ("pylsp",), (".py", ".pyi"), "python", PY_MARKERS, group="python"),
-    ServerConfig("ruff", ("ruff", "server"), (".py", ".pyi"), "python", PY_MARKERS),
+    ServerConfig("pylsp", ("pylsp",), (".py", ".pyi"), "python", PY_MARKERS, group="python", per_file=True),
+    ServerConfig("ruff", ("ruff", "server"), (".py", ".pyi"), "python", PY_MARKERS, per_file=True),
     ServerConfig("gopls", ("gopls",), (".go",), "go", ("go.mod", ".git")),
     ServerConfig(
         "typescript", ("typescript-language-server", "--stdio"),
@@ -100,6 +103,8 @@ def _apply(config: ServerConfig, spec: dict[str, Any]) -> ServerConfig:
         changes["init_options"] = {**config.init_options, **spec["init_options"]}
     if "settings" in spec:
         changes["settings"] = {**config.settings, **spec["settings"]}
+    if "per_file" in spec:
+        changes["per_file"] = spec["per_file"]
     return replace(config, **changes) if changes else config
 
 

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 from toolsmith.config import Config
-from toolsmith.lsp.client import CLEAN_QUIET_S
+from toolsmith.lsp.client import CLEAN_QUIET_S, LspClient
 from toolsmith.lsp.manager import WAIT_CAP_S, LspManager
+from toolsmith.lsp.servers import configured_servers
 
 from tests.integration.test_lsp import MARKER_SERVER, Driver
 
@@ -251,3 +252,18 @@ def test_the_one_shot_cli_view_starts_no_server_but_edits_report(workspace: Path
     edited, _ = _cli(workspace, "edit", '{"file_path": "c.mark", "old_string": "present", "new_string": "still"}',
                      state=state)  # fmt: skip
     assert "Error: c.mark:1:1 [marker][M1] still" in edited.stdout
+
+
+def test_only_cross_file_servers_with_other_files_are_waited_on_for_them(tmp_path: Path) -> None:
+    raw = {"mine": {"command": ["mine"], "extensions": [".x"], "per_file": True}, "ruff": {"per_file": False}}
+    servers = {config.name: config for config in configured_servers(raw)}
+    assert servers["mine"].per_file and servers["pylsp"].per_file and not servers["ruff"].per_file
+    checker, linter = (LspClient(servers[name], tmp_path, tmp_path) for name in ("basedpyright", "pylsp"))
+    changed = {"file:///w/a.py"}
+    for client in (checker, linter):
+        client.texts["file:///w/a.py"] = "import b\n"
+    assert not checker.may_report_elsewhere(changed)  # nothing else open: nothing else can move
+    for client in (checker, linter):
+        client.texts["file:///w/b.py"] = "x = 1\n"
+    assert checker.may_report_elsewhere(changed)
+    assert not linter.may_report_elsewhere(changed)  # pyflakes and pycodestyle look at one file
