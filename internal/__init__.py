@@ -1,6 +1,6 @@
 """Toolsmith: tools for coding agents. The public surface, imported lazily on first use:
 
-from toolsmith import Session, Config, CancelToken, Decision, PermissionRequest, ToolResponse
+from toolsmith import Session, Config, CancelToken, Decision, PermissionRequest, ToolPolicy, ToolResponse
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ _EXPORTS = {
     "PermissionRequest": ".permission",
     "allow_all": ".permission",
     "read_only_policy": ".permission",
+    "ToolPolicy": ".permission",
     "ToolResponse": ".llm.tools.tools",
     "ToolInfo": ".llm.tools.tools",
     "available_skills_xml": ".skills",
@@ -38,6 +39,7 @@ __all__ = [
     "Session",
     "ToolError",
     "ToolInfo",
+    "ToolPolicy",
     "ToolResponse",
     "allow_all",
     "available_skills_xml",
@@ -49,7 +51,7 @@ if TYPE_CHECKING:
     from .config import Config
     from .errors import ToolError
     from .llm.tools.tools import ToolInfo, ToolResponse
-    from .permission import Decision, PermissionRequest, allow_all, read_only_policy
+    from .permission import Decision, PermissionRequest, ToolPolicy, allow_all, read_only_policy
     from .session import Session
     from .skills import available_skills_xml
 

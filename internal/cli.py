@@ -1,7 +1,7 @@
 """The command line: run one tool call (or a batch) and print what the model would see.
 
     toolsmith [--cwd DIR] [--session ID] [--config FILE] [--json] [--no-lsp] <tool> ['<json>' | -]
-    toolsmith --list | --schema | --version
+    toolsmith [--cwd DIR] --list | --schema [--format anthropic|openai|openai-chat|gemini] | --version
     toolsmith [--cwd DIR] [--session ID] --batch FILE|-
 
 (``python -m toolsmith`` and, from the repository root, ``python -m cmd.tools`` are the same.)
@@ -25,7 +25,9 @@ from typing import Any, TextIO
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE = 0, 1, 2
 #: A reader that closed our stdout (``| head``) ends the run like SIGPIPE would.
 EXIT_BROKEN_PIPE = 141
-_USAGE_ERRORS = ("invalid_params", "unknown_tool")
+_USAGE_ERRORS = ("invalid_params", "unknown_tool", "tool_not_offered")
+#: --schema --format values (see internal/llm/providers).
+PROVIDER_FORMATS = ("anthropic", "openai", "openai-chat", "gemini")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -41,6 +43,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-lsp", action="store_true", help="do not start language servers for diagnostics")
     parser.add_argument("--list", action="store_true", help="list the tools with what each does")
     parser.add_argument("--schema", action="store_true", help="print every tool's name, description and parameters")
+    parser.add_argument(
+        "--format",
+        choices=PROVIDER_FORMATS,
+        help="with --schema: the tool declarations as that provider's API takes them",
+    )
+    parser.add_argument("--audit-log", metavar="FILE", help="append one JSON line per tool call to FILE")
     parser.add_argument("--version", action="store_true", help="print the version")
     parser.add_argument(
         "--batch", metavar="FILE", help='run a JSONL file of {"tool", "params", "id"?} calls ("-": stdin)'
@@ -110,8 +118,8 @@ async def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
 
         stdout.write(f"toolsmith {__version__}\n")
         return EXIT_OK
-    if args.list or args.schema:
-        return _describe_tools(args, stdout)
+    if args.format and not args.schema:
+        return _usage("--format goes with --schema")
 
     from .config import Config, ConfigError
     from .session import Session
@@ -124,7 +132,11 @@ async def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
         overrides: dict[str, Any] = {"lsp_on_view": False}
         if args.no_lsp:
             overrides["lsp_enabled"] = False
+        if args.audit_log:
+            overrides["audit_log"] = Path(args.audit_log).absolute()
         config = Config.load(cwd, file=args.config, **overrides)
+        if args.list or args.schema:
+            return _describe_tools(args, cwd, config, stdout)
         session = Session(cwd, session_id=args.session, config=config)
     except (ConfigError, ValueError) as exc:
         return _usage(str(exc))
@@ -150,16 +162,24 @@ async def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
             sys.stderr.write(session.ctx.state.problem + "\n")
 
 
-def _describe_tools(args: argparse.Namespace, stdout: TextIO) -> int:
-    from .llm.tools.tools import all_tools
+def _describe_tools(args: argparse.Namespace, cwd: Path, config: Any, stdout: TextIO) -> int:
+    """--list and --schema: the built-in tools and the workspace's custom tools."""
+    from .llm.tools.tools import ToolRegistry
 
-    tools = [tool.info() for tool in all_tools()]
+    registry = ToolRegistry.for_workspace(Path(os.path.realpath(cwd)), config)
+    tools = [tool.info() for tool in registry.tools()]
     if args.list:
         for info in tools:
             stdout.write(f"{info.name:<10} {first_sentence(info.description)}\n")
+    elif args.format:
+        from .llm.providers import declarations
+
+        stdout.write(json.dumps(declarations(args.format, tools), indent=2, ensure_ascii=False) + "\n")
     else:
         described = [{"name": i.name, "description": i.description, "parameters": i.parameters} for i in tools]
         stdout.write(json.dumps(described, indent=2, ensure_ascii=False) + "\n")
+    for problem in registry.problems:
+        sys.stderr.write(f"toolsmith: {problem}\n")
     return EXIT_OK
 
 

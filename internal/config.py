@@ -61,10 +61,15 @@ def default_state_dir() -> Path:
     return base / "toolsmith"
 
 
-def user_config_file() -> Path:
+def user_config_dir() -> Path:
+    """``$XDG_CONFIG_HOME/toolsmith``, else ``~/.config/toolsmith``."""
     xdg = os.environ.get("XDG_CONFIG_HOME")
     base = Path(xdg) if xdg else Path.home() / ".config"
-    return base / "toolsmith" / "config.toml"
+    return base / "toolsmith"
+
+
+def user_config_file() -> Path:
+    return user_config_dir() / "config.toml"
 
 
 @dataclass
@@ -101,6 +106,15 @@ class Config:
     bash_sandbox: bool = False
     #: Let sandboxed commands use the network.
     bash_network: bool = False
+    #: Offer the executables in ``<workspace>/.toolsmith/tools/`` and the user's tools directory
+    #: as tools (see internal/llm/tools/custom.py).
+    custom_tools: bool = True
+    #: Built-in tools a custom tool of the same name may replace; any other clash is refused.
+    tools_override: list[str] = field(default_factory=list)
+    #: Where to append one JSON line per tool call (see internal/audit.py); ``None``: no audit log.
+    audit_log: Path | None = None
+    #: Parameter keys whose values the audit log replaces with "[redacted]", beside the defaults.
+    audit_redact_keys: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.lsp_servers:
@@ -198,6 +212,10 @@ CONFIG_KEYS: dict[str, _Key] = {
     "fetch_allowed_hosts": _Key("fetch_allowed_hosts", _expect_strs),
     "bash.sandbox": _Key("bash_sandbox", _expect_bool),
     "bash.network": _Key("bash_network", _expect_bool),
+    "tools.custom": _Key("custom_tools", _expect_bool),
+    "tools.override": _Key("tools_override", _expect_strs),
+    "audit.path": _Key("audit_log", _expect_str, "path"),
+    "audit.redact_keys": _Key("audit_redact_keys", _expect_strs),
     "lsp.enabled": _Key("lsp_enabled", _expect_bool),
     "lsp.on_view": _Key("lsp_on_view", _expect_bool),
     "lsp.servers": _Key("lsp_servers", _expect_table),

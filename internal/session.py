@@ -29,11 +29,11 @@ from .llm.tools.tools import (
     Progress,
     ToolContext,
     ToolInfo,
+    ToolRegistry,
     ToolResponse,
-    all_tools,
     run_tool,
 )
-from .permission import Asker, PermissionService, allow_all
+from .permission import Asker, PermissionService, ToolPolicy, allow_all
 from .shell.state import ShellState
 from .state import PRIVATE_FILE_MODE
 
@@ -63,15 +63,21 @@ class Session:
         progress: Progress | None = None,
         lsp: DiagnosticsSource | None = None,
         locks: PathLocks | None = None,
+        tool_policy: ToolPolicy | None = None,
     ) -> None:
+        root = Path(os.path.realpath(workspace))
+        config = config or Config()
         ctx = ToolContext(
-            workspace=Path(os.path.realpath(workspace)),
+            workspace=root,
             session_id=check_session_id(session_id) if session_id is not None else uuid.uuid4().hex,
-            config=config or Config(),
+            config=config,
             permissions=PermissionService(asker),
             lsp=lsp,
             locks=locks or PathLocks(),
+            tools=ToolRegistry.for_workspace(root, config),
         )
+        #: The tools this session offers and runs (all by default).
+        self.tool_policy = tool_policy or ToolPolicy()
         if progress is not None:
             ctx.progress = progress
         self.ctx = ctx
@@ -95,6 +101,9 @@ class Session:
         First, commits in this workspace that a killed process left half done are rolled back
         (or finished); see fsutil/commit.py.
         """
+        refused = self._refusal(tool)
+        if refused is not None:
+            return refused
         self._recover()
         ctx = self.ctx
         if cancel is not None or progress is not None:
@@ -108,9 +117,26 @@ class Session:
         for line in recover(journal_dir, self.ctx.workspace):
             log.warning("recovered an interrupted change: %s", line)
 
-    @staticmethod
-    def tools() -> list[ToolInfo]:
-        return [tool.info() for tool in all_tools()]
+    def tools(self, policy: ToolPolicy | None = None) -> list[ToolInfo]:
+        """What to declare to the model: the session's tools (built-in and custom) that
+        ``policy`` (default: the session's own) offers."""
+        policy = policy or self.tool_policy
+        return [tool.info() for tool in self.ctx.tools.tools() if policy.permits(tool.name, tool.read_only)]
+
+    def _refusal(self, name: str) -> ToolResponse | None:
+        try:
+            tool = self.ctx.tools.get(name)
+        except KeyError:
+            return None  # the runner says "Unknown tool" with the list and a suggestion
+        why = self.tool_policy.refusal(name, tool.read_only)
+        if why is None:
+            return None
+        offered = ", ".join(info.name for info in self.tools()) or "none"
+        return ToolResponse(
+            f"The {name} tool is not available: {why}. Available tools: {offered}.",
+            is_error=True,
+            metadata={"error": "tool_not_offered"},
+        )
 
     def available_skills_xml(self) -> str:
         """The ``<available_skills>`` block for the system prompt (see internal/skills.py)."""

@@ -34,8 +34,9 @@ from toolsmith.session import Session  # noqa: E402
 
 @pytest.fixture(autouse=True)
 def _isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Never touch the real ~/.local/state from tests."""
+    """Never touch the real ~/.local/state, nor read the user's config or custom tools."""
     monkeypatch.setenv("TOOLSMITH_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ embedder passes its own ``asker`` to put a human in the loop.
 from __future__ import annotations
 
 import enum
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,3 +70,36 @@ class PermissionService:
         if await self.ask(request) is Decision.DENY:
             what = request.description or f"{request.action} {request.target}"
             raise PermissionDenied(f"Permission denied: the user refused to let {request.tool} {what}.")
+
+
+@dataclass(frozen=True)
+class ToolPolicy:
+    """Which tools a session offers (and runs): a backend's subset.
+
+    ``read_only`` keeps only tools that change nothing; ``allow`` (when given) names the tools
+    offered; ``deny`` names tools never offered — deny wins over allow. Names that are no tool
+    are fine (a custom tool may come and go).
+    """
+
+    read_only: bool = False
+    allow: Collection[str] | None = None
+    deny: Collection[str] = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.allow, str) or isinstance(self.deny, str):
+            raise TypeError("ToolPolicy allow/deny take a collection of tool names, not one string")
+        object.__setattr__(self, "allow", None if self.allow is None else frozenset(self.allow))
+        object.__setattr__(self, "deny", frozenset(self.deny))
+
+    def permits(self, tool: str, read_only: bool) -> bool:
+        return self.refusal(tool, read_only) is None
+
+    def refusal(self, tool: str, read_only: bool) -> str | None:
+        """Why ``tool`` is not offered, or None when it is."""
+        if tool in self.deny:
+            return "it is denied in this session"
+        if self.allow is not None and tool not in self.allow:
+            return "it is not among the tools this session allows"
+        if self.read_only and not read_only:
+            return "this session is read-only"
+        return None

@@ -73,6 +73,7 @@ class FetchTool(Tool):
     name = "fetch"
     description = DESCRIPTION
     Params = FetchParams
+    open_world = True
     read_only = True
 
     async def run(self, params: FetchParams, ctx: ToolContext) -> ToolResponse:

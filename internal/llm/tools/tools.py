@@ -43,6 +43,7 @@ __all__ = [
     "ToolContext",
     "ToolError",
     "ToolInfo",
+    "ToolRegistry",
     "ToolResponse",
     "all_tools",
     "get_tool",
@@ -75,10 +76,19 @@ class ToolResponse:
 
 @dataclass(frozen=True)
 class ToolInfo:
+    """What a front door declares about a tool: the model's name, description and JSON Schema,
+    and hints for hosts (MCP's tool annotations)."""
+
     name: str
     description: str
     parameters: dict[str, Any]
     read_only: bool
+    #: Reaches beyond the workspace: the network (fetch), or any program (bash, custom tools).
+    open_world: bool = False
+    #: May overwrite or delete what is there (only meaningful when not read-only).
+    destructive: bool = False
+    #: Calling again with the same arguments changes nothing more.
+    idempotent: bool = False
 
 
 class DiagnosticsSource(Protocol):
@@ -124,6 +134,8 @@ class ToolContext:
     state: StateDir = field(default=None)  # type: ignore[assignment]
     #: Where view found line starts in large files (see fsutil/line_index.py).
     line_indexes: LineIndexCache = field(default_factory=LineIndexCache)
+    #: The tools this session offers (built-ins unless a front door found custom ones).
+    tools: ToolRegistry = field(default_factory=lambda: ToolRegistry())
 
     def __post_init__(self) -> None:
         if self.state is None:
@@ -192,22 +204,34 @@ class ToolContext:
 
 
 class Tool(ABC):
-    """A tool module defines one subclass: ``name``, ``description``, ``Params`` and ``run``."""
+    """A tool module defines one subclass: ``name``, ``description``, ``Params`` and ``run``.
+    (Custom tools set ``name`` and ``description`` per instance.)"""
 
-    name: ClassVar[str]
-    description: ClassVar[str]
+    name: str
+    description: str
     Params: ClassVar[type]
     read_only: ClassVar[bool] = False
+    #: Reaches beyond the workspace (the network, or any program): MCP's ``openWorldHint``.
+    open_world: ClassVar[bool] = False
+    #: Calling again with the same arguments changes nothing more (read-only tools always are).
+    idempotent: ClassVar[bool] = False
 
-    @classmethod
-    def info(cls) -> ToolInfo:
-        return ToolInfo(cls.name, cls.description, schema_for(cls.Params), cls.read_only)
+    def info(self) -> ToolInfo:
+        return ToolInfo(
+            self.name,
+            self.description,
+            schema_for(self.Params),
+            self.read_only,
+            open_world=self.open_world,
+            destructive=not self.read_only,
+            idempotent=self.read_only or self.idempotent,
+        )
 
     @abstractmethod
     async def run(self, params: Any, ctx: ToolContext) -> ToolResponse: ...
 
 
-#: The registry. Modules are imported on first use so the CLI loads only the tool it runs.
+#: The built-in tools. Modules are imported on first use so the CLI loads only the tool it runs.
 TOOL_MODULES: dict[str, str] = {
     name: f".{name}"
     for name in ("bash", "view", "write", "edit", "multiedit", "patch", "glob", "grep", "ls", "lsp", "fetch", "skill")
@@ -215,10 +239,12 @@ TOOL_MODULES: dict[str, str] = {
 
 
 def tool_names() -> list[str]:
+    """The built-in tools' names (a session's own list: ``ToolRegistry.names``)."""
     return list(TOOL_MODULES)
 
 
 def get_tool(name: str) -> Tool:
+    """A built-in tool; ``KeyError`` for any other name."""
     if name not in TOOL_MODULES:
         raise KeyError(name)
     tool: Tool = importlib.import_module(TOOL_MODULES[name], __package__).TOOL
@@ -227,6 +253,35 @@ def get_tool(name: str) -> Tool:
 
 def all_tools() -> list[Tool]:
     return [get_tool(name) for name in tool_names()]
+
+
+class ToolRegistry:
+    """The tools one session offers: the built-ins, and custom tools found for its workspace
+    (see custom.py). A custom tool replaces a built-in only where the config allows it."""
+
+    def __init__(self, custom: dict[str, Tool] | None = None, problems: list[str] | None = None) -> None:
+        self._custom = dict(custom or {})
+        #: Why a custom tool was left out (a name clash, an invalid name), one line each.
+        self.problems = list(problems or [])
+
+    @classmethod
+    def for_workspace(cls, workspace: Path, config: Config) -> ToolRegistry:
+        if not config.custom_tools:
+            return cls()
+        from .custom import discover_custom_tools
+
+        found, problems = discover_custom_tools(workspace, config)
+        return cls(found, problems)
+
+    def names(self) -> list[str]:
+        return [*TOOL_MODULES, *(name for name in self._custom if name not in TOOL_MODULES)]
+
+    def get(self, name: str) -> Tool:
+        custom = self._custom.get(name)
+        return custom if custom is not None else get_tool(name)
+
+    def tools(self) -> list[Tool]:
+        return [self.get(name) for name in self.names()]
 
 
 def _error(message: str, **metadata: Any) -> ToolResponse:
@@ -243,9 +298,9 @@ async def run_tool(name: str, raw_params: Any, ctx: ToolContext) -> ToolResponse
 
 async def _run(name: str, raw_params: Any, ctx: ToolContext) -> ToolResponse:
     try:
-        tool = get_tool(name)
+        tool = ctx.tools.get(name)
     except KeyError:
-        return _error(_unknown_tool(name), error="unknown_tool")
+        return _error(_unknown_tool(name, ctx.tools.names()), error="unknown_tool")
     if isinstance(raw_params, str | bytes):
         try:
             raw_params = json.loads(raw_params)
@@ -278,8 +333,8 @@ async def _run(name: str, raw_params: Any, ctx: ToolContext) -> ToolResponse:
         return _error(f"Internal error in {name}: {type(exc).__name__}: {exc}")
 
 
-def _unknown_tool(name: str) -> str:
+def _unknown_tool(name: str, available: list[str]) -> str:
     shown = name if len(name) <= 60 else name[:60] + "…"
-    close = difflib.get_close_matches(name.lower(), tool_names(), n=1, cutoff=0.5)
+    close = difflib.get_close_matches(name.lower(), available, n=1, cutoff=0.5)
     hint = f" Did you mean '{close[0]}'?" if close else ""
-    return f"Unknown tool {shown!r}.{hint} Available tools: {', '.join(tool_names())}."
+    return f"Unknown tool {shown!r}.{hint} Available tools: {', '.join(available)}."

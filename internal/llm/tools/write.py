@@ -40,6 +40,7 @@ class WriteTool(Tool):
     name = "write"
     description = DESCRIPTION
     Params = WriteParams
+    idempotent = True  # the same content again leaves the same file
 
     async def run(self, params: WriteParams, ctx: ToolContext) -> ToolResponse:
         path = ctx.resolve(params.file_path)

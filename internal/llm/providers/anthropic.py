@@ -1,0 +1,56 @@
+"""Anthropic Messages API: ``tools[]`` entries, ``tool_use`` blocks in, ``tool_result`` blocks out.
+
+Declarations carry the schema as ``input_schema`` unchanged (the API takes JSON Schema). A
+result is a ``tool_result`` content block for the next user message: the text, then each image
+as an ``image`` block with a base64 source; ``is_error`` is set on failures.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..tools.tools import ToolInfo, ToolResponse
+from .calls import ToolCall, require
+
+NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def declarations(tools: list[ToolInfo]) -> list[dict[str, Any]]:
+    return [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
+
+
+def tool_result(response: ToolResponse, call: ToolCall) -> dict[str, Any]:
+    content: list[dict[str, Any]] = [{"type": "text", "text": response.content or "(no output)"}]
+    for image in response.images:
+        source = {"type": "base64", "media_type": image.media_type, "data": image.data_base64}
+        content.append({"type": "image", "source": source})
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id, "content": content}
+    if response.is_error:
+        block["is_error"] = True
+    return block
+
+
+def parse_call(item: dict[str, Any]) -> ToolCall:
+    if not isinstance(item, dict) or item.get("type") != "tool_use":
+        raise ValueError(f"not a tool_use block: {str(item)[:200]}")
+    arguments = item.get("input", {})
+    return ToolCall(
+        require(item, "id", "tool_use block"),
+        require(item, "name", "tool_use block"),
+        arguments if isinstance(arguments, dict) else str(arguments),
+    )
+
+
+def check(declaration: dict[str, Any]) -> list[str]:
+    problems = []
+    if set(declaration) - {"name", "description", "input_schema"}:
+        problems.append(f"unexpected keys {sorted(set(declaration) - {'name', 'description', 'input_schema'})}")
+    if not NAME_RE.match(str(declaration.get("name", ""))):
+        problems.append("name must match ^[a-zA-Z0-9_-]{1,64}$")
+    if not isinstance(declaration.get("description"), str):
+        problems.append("description must be a string")
+    schema = declaration.get("input_schema")
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        problems.append("input_schema must be a JSON Schema object with type 'object'")
+    return problems

@@ -1,0 +1,49 @@
+"""What the provider modules share: the tool call, and decoding arguments sent as JSON text."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ..tools.tools import ToolResponse
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A model's request to run a tool. ``arguments`` is the parsed JSON object, or the raw
+    text when the model sent something else (``Session.run`` then answers with a clear error)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | str
+
+
+def decode_arguments(raw: Any) -> dict[str, Any] | str:
+    """OpenAI sends arguments as a JSON string. An object comes back parsed; anything else
+    stays text, so the runner reports it instead of this layer raising."""
+    if isinstance(raw, dict):
+        return raw
+    if not isinstance(raw, str):
+        return json.dumps(raw)
+    try:
+        value = json.loads(raw) if raw.strip() else {}
+    except (ValueError, RecursionError):
+        return raw
+    return value if isinstance(value, dict) else raw
+
+
+def require(item: dict[str, Any], key: str, kind: str) -> Any:
+    value = item.get(key) if isinstance(item, dict) else None
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"not a {kind}: no '{key}' string in {str(item)[:200]}")
+    return value
+
+
+def images_note(response: ToolResponse) -> str:
+    """Said in the text where a format cannot carry the response's images."""
+    count = len(response.images)
+    if not count:
+        return ""
+    kinds = ", ".join(sorted({image.media_type for image in response.images}))
+    return f"\n\n({count} image(s) ({kinds}) not shown: this API's tool results carry text only.)"

@@ -1,0 +1,137 @@
+"""One command line run as a tool call: checks, permission, the run, and the model's text.
+
+Shared by the bash tool and custom tools (internal/llm/tools/custom.py), so both refuse the
+same commands, ask the same way, stop the whole process group on timeout or abort, and bound
+their output the same way (the rest goes to a spill file the response names).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ToolError
+from ..fsutil.paths import from_workspace
+from ..proc import check_argument
+from ..progress import OutputProgress
+from ..truncate import SpillingBuffer, new_spill_path
+from . import policy, sandbox
+from .runner import run_command
+from .state import ShellState
+
+if TYPE_CHECKING:
+    from ..llm.tools.tools import ToolContext, ToolResponse
+
+DEFAULT_TIMEOUT_MS = 60_000
+MAX_TIMEOUT_MS = 600_000
+#: Characters of output the model sees; the rest is in the full-output file.
+MAX_OUTPUT_CHARS = 30_000
+#: A command line is passed to bash as one argument; Linux caps one argument at 128 KiB.
+MAX_COMMAND_BYTES = 100_000
+
+
+async def run_command_call(
+    command: str,
+    ctx: ToolContext,
+    *,
+    tool: str,
+    timeout_ms: int,
+    description: str | None = None,
+    always_ask: bool = False,
+    shell: ShellState | None = None,
+) -> ToolResponse:
+    """Run ``command`` for ``tool``. Commands outside the safe list (all of them with
+    ``always_ask``) ask permission first. ``shell`` defaults to the session's shell state."""
+    from ..llm.tools.tools import ToolResponse
+
+    _check_command(command)
+    wrap = _sandbox(ctx) if ctx.config.bash_sandbox else None
+    reason = policy.banned_reason(command)
+    if reason and wrap is None:
+        raise ToolError(
+            f"Command refused: {reason}. Network access, privilege escalation, system package "
+            "managers and global installs are not available to this tool."
+        )
+    if always_ask or reason or not policy.is_safe(command):
+        shown = description or command
+        if reason:  # in the sandbox the list only informs whoever answers the prompt
+            shown += f" (note: {reason} outside the sandbox)"
+        await ctx.require_permission(tool, "execute", command, shown, {"command": command})
+    output = SpillingBuffer(MAX_OUTPUT_CHARS, lambda: new_spill_path(ctx.state, ctx.session_id, tool))
+    streamed = OutputProgress(ctx.progress, tool)
+    try:
+        result = await run_command(
+            command,
+            state=shell if shell is not None else ctx.shell,
+            workspace=ctx.workspace,
+            state_dir=ctx.state.directory("shell"),
+            timeout_s=timeout_ms / 1000,
+            cancel=ctx.cancel,
+            output=output,
+            on_output=streamed.write,
+            wrap=wrap,
+        )
+    finally:
+        streamed.close()
+    bounded = output.render()
+    text = result.note + (bounded.text.rstrip("\n") if bounded.text.strip() else "no output")
+    if output.spilled:
+        text += (
+            f"\n\n(Output was {output.total_bytes} bytes, {output.newlines} lines; the full output is in "
+            f"{output.path} — read it with view and an offset.)"
+        )
+    if result.timed_out:
+        text += f"\n\nCommand timed out after {timeout_ms} ms"
+    elif result.aborted:
+        text += "\n\nCommand was aborted"
+    elif result.exit_code:
+        text += f"\n\nExit code {result.exit_code}"
+    metadata: dict[str, Any] = {
+        "exit_code": result.exit_code,
+        "duration_ms": round(result.duration_s * 1000, 3),
+        "cwd": result.cwd,
+        "truncated": bounded.truncated,
+        "full_output_path": str(output.path) if output.path else None,
+        "timed_out": result.timed_out,
+        "aborted": result.aborted,
+        "sandboxed": wrap is not None,
+    }
+    return ToolResponse(text, is_error=result.timed_out or result.aborted, metadata=metadata)
+
+
+def _check_command(command: str) -> None:
+    check_argument(command, "command")
+    size = len(os.fsencode(command))
+    if size > MAX_COMMAND_BYTES:
+        raise ToolError(
+            f"The command is {size} bytes, over the {MAX_COMMAND_BYTES}-byte limit for one command line. "
+            "Write it to a script file with the write tool and run the script."
+        )
+    interactive = policy.interactive_reason(command)
+    if interactive:
+        raise ToolError(f"Command refused: {interactive}")
+
+
+def _sandbox(ctx: ToolContext) -> Callable[[list[str], str], list[str]]:
+    """The wrapper that runs a command in bubblewrap, or a clear refusal when it cannot."""
+    bwrap = sandbox.find_bwrap()
+    if bwrap is None:
+        raise ToolError(
+            "The bash sandbox is on ([bash] sandbox = true) but bubblewrap (bwrap) is not installed: nothing "
+            "was run. Install it (Debian/Ubuntu: apt-get install bubblewrap) or turn the sandbox off."
+        )
+    if ctx.shell.sandbox_problem is None:
+        ctx.shell.sandbox_problem = sandbox.probe(bwrap) or ""
+    if ctx.shell.sandbox_problem:
+        raise ToolError(f"The bash sandbox is on but {ctx.shell.sandbox_problem}: nothing was run.")
+    writable = [from_workspace(ctx.workspace, d) for d in ctx.config.allowed_dirs]
+    state_dir = ctx.state.directory("shell")
+
+    def wrap(argv: list[str], cwd: str) -> list[str]:
+        return sandbox.wrap(
+            argv, bwrap=bwrap, workspace=ctx.workspace, writable=writable, state_dir=state_dir, cwd=cwd,
+            network=ctx.config.bash_network,
+        )  # fmt: skip
+
+    return wrap
