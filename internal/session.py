@@ -9,15 +9,18 @@ loaded from a state directory, which is how the CLI carries a ``--session`` acro
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
 import re
+import time
 import uuid
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .audit import AuditLog
 from .cancel import CancelToken
 from .config import Config
 from .file_tracker import FileTracker
@@ -64,6 +67,7 @@ class Session:
         lsp: DiagnosticsSource | None = None,
         locks: PathLocks | None = None,
         tool_policy: ToolPolicy | None = None,
+        audit: AuditLog | None = None,
     ) -> None:
         root = Path(os.path.realpath(workspace))
         config = config or Config()
@@ -78,6 +82,12 @@ class Session:
         )
         #: The tools this session offers and runs (all by default).
         self.tool_policy = tool_policy or ToolPolicy()
+        #: Where each call is recorded: the one given (shared, the owner closes it), else one
+        #: for ``config.audit_log`` (this session's own), else none.
+        self.audit = audit
+        self._owns_audit = audit is None and config.audit_log is not None
+        if self._owns_audit and config.audit_log is not None:
+            self.audit = AuditLog(config.audit_log, config.audit_redact_keys)
         if progress is not None:
             ctx.progress = progress
         self.ctx = ctx
@@ -99,8 +109,28 @@ class Session:
         """Run one tool call. ``cancel`` stops it early (as does cancelling the awaiting task).
 
         First, commits in this workspace that a killed process left half done are rolled back
-        (or finished); see fsutil/commit.py.
+        (or finished); see fsutil/commit.py. Every call, cancelled ones too, goes to the audit
+        log when there is one.
         """
+        started = time.time()
+        try:
+            response = await self._run(tool, params, cancel, progress)
+        except BaseException:
+            self._audit(started, tool, params, ToolResponse("", is_error=True, metadata={"aborted": True}))
+            raise
+        self._audit(started, tool, params, response)
+        return response
+
+    def _audit(self, started: float, tool: str, params: Any, response: ToolResponse) -> None:
+        if self.audit is not None:
+            self.audit.record(
+                started=started, session=self.session_id, tool=tool, params=params,
+                is_error=response.is_error, metadata=response.metadata, content=response.content,
+            )  # fmt: skip
+
+    async def _run(
+        self, tool: str, params: Any, cancel: CancelToken | None, progress: Progress | None
+    ) -> ToolResponse:
         refused = self._refusal(tool)
         if refused is not None:
             return refused
@@ -147,6 +177,8 @@ class Session:
     async def close(self) -> None:
         if self.ctx.lsp is not None:
             await self.ctx.lsp.close()
+        if self._owns_audit and self.audit is not None:
+            await asyncio.to_thread(self.audit.close)
 
     async def __aenter__(self) -> Session:
         return self
