@@ -39,6 +39,7 @@ class BashParams:
 
 class BashTool(Tool):
     name = "bash"
+    title = "Run a shell command"
     description = DESCRIPTION
     Params = BashParams
     open_world = True

@@ -38,6 +38,7 @@ class EditParams:
 
 class EditTool(Tool):
     name = "edit"
+    title = "Edit a file"
     description = DESCRIPTION
     Params = EditParams
 

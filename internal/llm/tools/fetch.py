@@ -71,6 +71,7 @@ class _Body:
 
 class FetchTool(Tool):
     name = "fetch"
+    title = "Fetch a URL"
     description = DESCRIPTION
     Params = FetchParams
     open_world = True

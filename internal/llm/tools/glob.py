@@ -35,6 +35,7 @@ class GlobParams:
 
 class GlobTool(Tool):
     name = "glob"
+    title = "Find files by name"
     description = DESCRIPTION
     Params = GlobParams
     read_only = True

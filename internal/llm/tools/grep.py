@@ -45,6 +45,7 @@ class GrepParams:
 
 class GrepTool(Tool):
     name = "grep"
+    title = "Search file contents"
     description = DESCRIPTION
     Params = GrepParams
     read_only = True

@@ -51,6 +51,7 @@ class _Dir:
 
 class LsTool(Tool):
     name = "ls"
+    title = "List a directory"
     description = DESCRIPTION
     Params = LsParams
     read_only = True

@@ -50,6 +50,7 @@ class LspParams:
 
 class LspTool(Tool):
     name = "lsp"
+    title = "Ask the language server"
     description = DESCRIPTION
     Params = LspParams
     read_only = True

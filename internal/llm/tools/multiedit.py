@@ -41,6 +41,7 @@ class MultiEditParams:
 
 class MultiEditTool(Tool):
     name = "multiedit"
+    title = "Edit a file in several places"
     description = DESCRIPTION
     Params = MultiEditParams
 

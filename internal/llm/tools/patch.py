@@ -80,6 +80,7 @@ class _Planned:
 
 class PatchTool(Tool):
     name = "patch"
+    title = "Apply a patch to files"
     description = DESCRIPTION
     Params = PatchParams
 

@@ -31,6 +31,7 @@ class SkillParams:
 
 class SkillTool(Tool):
     name = "skill"
+    title = "Load a skill"
     description = DESCRIPTION
     Params = SkillParams
     read_only = True

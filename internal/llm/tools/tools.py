@@ -83,6 +83,7 @@ class ToolInfo:
     description: str
     parameters: dict[str, Any]
     read_only: bool
+    title: str = ""
     #: Reaches beyond the workspace: the network (fetch), or any program (bash, custom tools).
     open_world: bool = False
     #: May overwrite or delete what is there (only meaningful when not read-only).
@@ -196,6 +197,7 @@ class ToolContext:
     async def diagnostics_after_change(self, paths: list[Path]) -> str:
         if self.lsp is None:
             return ""
+        self.progress("diagnostics", {"text": "checking with the language servers"})
         try:
             return await self.lsp.after_change(paths)
         except Exception:  # the change is already written: report it as done, without diagnostics
@@ -209,6 +211,8 @@ class Tool(ABC):
 
     name: str
     description: str
+    #: A short human label (MCP hosts show it); defaults to the name.
+    title: str = ""
     Params: ClassVar[type]
     read_only: ClassVar[bool] = False
     #: Reaches beyond the workspace (the network, or any program): MCP's ``openWorldHint``.
@@ -222,6 +226,7 @@ class Tool(ABC):
             self.description,
             schema_for(self.Params),
             self.read_only,
+            title=self.title or self.name,
             open_world=self.open_world,
             destructive=not self.read_only,
             idempotent=self.read_only or self.idempotent,

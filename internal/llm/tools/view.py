@@ -77,6 +77,7 @@ class Page:
 
 class ViewTool(Tool):
     name = "view"
+    title = "Read a file"
     description = DESCRIPTION
     Params = ViewParams
     read_only = True

@@ -38,6 +38,7 @@ class WriteParams:
 
 class WriteTool(Tool):
     name = "write"
+    title = "Write a file"
     description = DESCRIPTION
     Params = WriteParams
     idempotent = True  # the same content again leaves the same file

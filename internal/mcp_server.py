@@ -1,0 +1,506 @@
+"""The MCP server: every tool (built-in and custom) for MCP hosts, over stdio or streamable HTTP.
+
+    toolsmith-mcp [--cwd DIR] [--read-only] [--audit-log FILE]                 # stdio
+    toolsmith-mcp --http [--host 127.0.0.1] [--port 8765] [--allow-remote]     # streamable HTTP
+
+(``python -m cmd.mcp`` from a checkout is the same.) Built on the official ``mcp`` SDK's
+low-level server, so each tool is declared with the one schema the other front doors use.
+
+- **Results**: the text the model reads as text content, images as image content, the metadata
+  as ``structuredContent``; a tool failure is a result with ``isError`` (never a protocol error).
+- **Annotations**: ``readOnlyHint``, ``destructiveHint``, ``idempotentHint``, ``openWorldHint``
+  (fetch, bash and custom tools) and a title.
+- **Progress**: when a call carries a progress token, the tool's progress (bash output, fetch
+  bytes, waiting for language servers) becomes ``notifications/progress`` with increasing values.
+- **Cancellation**: a cancelled call (``notifications/cancelled`` on stdio, an aborted request on
+  HTTP) cancels the tool, which stops its process group; other calls go on.
+- **Sessions**: one toolsmith :class:`Session` per MCP session — files read, the shell's
+  directory and environment, language servers. On stdio the process is the session; over HTTP
+  each ``Mcp-Session-Id`` gets its own, closed when the client deletes the session or after
+  ``SESSION_IDLE_S`` without a call. The 2026-07-28 protocol has no sessions over HTTP, so this
+  server answers ``server/discover`` over HTTP with the handshake versions only (SDK clients then
+  use the initialize handshake) and refuses stateless tool calls with an explanation.
+- **Workspace**: ``--cwd`` (default: the current directory). The client's roots, when it offers
+  them, become ``allowed_dirs``. ``--read-only`` offers only tools that change nothing and denies
+  every mutating action.
+- **Shutdown**: stdin closing (or SIGTERM/SIGINT) cancels running calls — their process groups
+  are stopped — and closes every session's language servers: nothing is left running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import os
+import signal
+import socket
+import sys
+import time
+import warnings
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+try:
+    import mcp_types as types
+    from mcp.server import Server, ServerRequestContext
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+except ModuleNotFoundError as missing:  # the optional `mcp` extra; main() says how to install it
+    _MISSING_SDK: str | None = missing.name
+else:
+    _MISSING_SDK = None
+
+from . import __version__
+from .audit import AuditLog
+from .config import Config, ConfigError
+from .llm.tools.tools import ToolInfo, ToolRegistry, ToolResponse
+from .permission import ToolPolicy, allow_all, read_only_policy
+from .session import Session
+
+log = logging.getLogger("toolsmith")
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+HTTP_PATH = "/mcp"
+#: An HTTP session with no call for this long is closed (its shells and language servers too).
+SESSION_IDLE_S = 30 * 60
+#: How often idle HTTP sessions are looked for.
+REAP_INTERVAL_S = 60.0
+#: How long a call waits for the client's roots before going on without them.
+ROOTS_TIMEOUT_S = 5.0
+#: On shutdown, open HTTP streams get this long to finish before they are closed.
+SHUTDOWN_GRACE_S = 3
+#: Closing one session's language servers on shutdown waits at most this long.
+CLOSE_TIMEOUT_S = 5.0
+STDIO_KEY = "stdio"
+
+INSTRUCTIONS = (
+    "Coding tools for the workspace {workspace}: read files with view, search with grep and glob, "
+    "change files with edit, multiedit, write or patch (view a file before changing it), run "
+    "commands with bash."
+)
+STATELESS_REFUSAL = (
+    "This server keeps state per MCP session (files read, the shell's directory and environment, "
+    "language servers), and protocol 2026-07-28 has no sessions over HTTP. Connect with the "
+    "initialize handshake (protocol 2025-11-25), or run the server over stdio."
+)
+
+Progress = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass
+class _Entry:
+    session: Session
+    last_used: float = field(default_factory=time.monotonic)
+    running: int = 0
+
+
+class ToolsmithServer:
+    """The MCP server for one workspace; :meth:`serve_stdio` or :meth:`serve_http` runs it."""
+
+    def __init__(
+        self, workspace: Path, config: Config, *, read_only: bool = False, audit: AuditLog | None = None
+    ) -> None:
+        self.workspace = Path(os.path.realpath(workspace))
+        self.config = config
+        self.read_only = read_only
+        self.audit = audit
+        self.policy = ToolPolicy(read_only=read_only)
+        self.registry = ToolRegistry.for_workspace(self.workspace, config)
+        for problem in self.registry.problems:
+            log.warning("%s", problem)
+        self.sessions: dict[str, _Entry] = {}
+        self._lock = asyncio.Lock()
+        self._http = False
+        self.server: Server[Any] = Server(
+            "toolsmith",
+            version=__version__,
+            title="Toolsmith",
+            instructions=INSTRUCTIONS.format(workspace=self.workspace),
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+
+    # --- the protocol -------------------------------------------------------------------------
+
+    def tool_infos(self) -> list[ToolInfo]:
+        return [t.info() for t in self.registry.tools() if self.policy.permits(t.name, t.read_only)]
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[_mcp_tool(info) for info in self.tool_infos()])
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        key = self._session_key(ctx)
+        if key is None:
+            return _result(ToolResponse(STATELESS_REFUSAL, is_error=True, metadata={"error": "no_session"}))
+        entry = await self._entry(key, ctx)
+        entry.running += 1
+        reporter = _ProgressReporter(ctx)
+        try:
+            response = await entry.session.run(params.name, params.arguments or {}, progress=reporter.report)
+            await reporter.drain()
+        finally:
+            reporter.close()
+            entry.running -= 1
+            entry.last_used = time.monotonic()
+        return _result(response)
+
+    async def _discover(self, ctx: ServerRequestContext[Any], params: types.RequestParams) -> types.DiscoverResult:
+        """Over HTTP: advertise the handshake versions only, so clients open a session."""
+        return types.DiscoverResult(
+            supported_versions=list(HANDSHAKE_PROTOCOL_VERSIONS),
+            capabilities=self.server.get_capabilities(),
+            instructions=self.server.instructions,
+        )
+
+    def _session_key(self, ctx: ServerRequestContext[Any]) -> str | None:
+        if not self._http:
+            return STDIO_KEY
+        headers = getattr(ctx.request, "headers", None)
+        session_id = headers.get("mcp-session-id") if headers is not None else None
+        return session_id or None
+
+    # --- sessions -----------------------------------------------------------------------------
+
+    async def _entry(self, key: str, ctx: ServerRequestContext[Any]) -> _Entry:
+        async with self._lock:
+            entry = self.sessions.get(key)
+            if entry is None:
+                roots = await _client_roots(ctx)
+                entry = _Entry(self._new_session(roots))
+                self.sessions[key] = entry
+            return entry
+
+    def _new_session(self, roots: list[Path]) -> Session:
+        extra = [r for r in roots if r != self.workspace and r not in self.config.allowed_dirs]
+        config = replace(self.config, allowed_dirs=[*self.config.allowed_dirs, *extra])
+        return Session(
+            self.workspace,
+            config=config,
+            asker=read_only_policy if self.read_only else allow_all,
+            tool_policy=self.policy,
+            audit=self.audit,
+        )
+
+    async def drop_session(self, key: str) -> None:
+        entry = self.sessions.pop(key, None)
+        if entry is not None:
+            await _close_quietly(entry.session)
+
+    async def close(self) -> None:
+        entries = list(self.sessions.values())
+        self.sessions.clear()
+        await asyncio.gather(*(_close_quietly(e.session) for e in entries))
+        if self.audit is not None:
+            await asyncio.to_thread(self.audit.close)
+
+    async def _reap_idle(self) -> None:
+        while True:
+            await asyncio.sleep(REAP_INTERVAL_S)
+            now = time.monotonic()
+            for key, entry in list(self.sessions.items()):
+                if entry.running == 0 and now - entry.last_used > SESSION_IDLE_S:
+                    log.info("closing MCP session %s: idle for %.0f s", key, now - entry.last_used)
+                    await self.drop_session(key)
+
+    # --- transports ---------------------------------------------------------------------------
+
+    async def serve_stdio(self) -> None:
+        from mcp.server.stdio import stdio_server
+
+        try:
+            async with stdio_server() as (read_stream, write_stream):
+                await self.server.run(read_stream, write_stream, self.server.create_initialization_options())
+        finally:
+            await self.close()
+
+    async def serve_http(self, sock: socket.socket, *, remote: bool = False, stop: asyncio.Event) -> None:
+        """Serve streamable HTTP on ``sock`` (bound and listening) until ``stop`` is set."""
+        import uvicorn
+
+        class Uvicorn(uvicorn.Server):
+            @contextlib.contextmanager
+            def capture_signals(self) -> Iterator[None]:
+                yield  # signals are the caller's: they set ``stop``, which shuts down gracefully
+
+        self._http = True
+        self.server.add_request_handler("server/discover", types.RequestParams, self._discover)
+        host = sock.getsockname()[0]
+        app = self.server.streamable_http_app(
+            streamable_http_path=HTTP_PATH,
+            host=host if not remote else "0.0.0.0",
+            session_idle_timeout=SESSION_IDLE_S,
+        )
+        config = uvicorn.Config(
+            _DeleteAware(app, self), log_level="warning", lifespan="on", access_log=False,
+            timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+        )  # fmt: skip
+        reaper = asyncio.ensure_future(self._reap_idle())
+        http = Uvicorn(config)
+
+        async def stop_when_asked() -> None:
+            await stop.wait()
+            http.should_exit = True
+
+        stopper = asyncio.ensure_future(stop_when_asked())
+        try:
+            await http.serve(sockets=[sock])
+        finally:
+            stopper.cancel()
+            reaper.cancel()
+            await self.close()
+
+
+class _DeleteAware:
+    """Passes every request to the SDK's app; after a client's DELETE of its session, closes
+    the toolsmith session that belonged to it."""
+
+    def __init__(self, app: Any, owner: ToolsmithServer) -> None:
+        self.app = app
+        self.owner = owner
+
+    async def __call__(
+        self,
+        scope: MutableMapping[str, Any],
+        receive: Callable[[], Awaitable[Any]],
+        send: Callable[[Any], Awaitable[None]],
+    ) -> None:
+        await self.app(scope, receive, send)
+        if scope.get("type") == "http" and scope.get("method") == "DELETE":
+            headers = dict(scope.get("headers") or [])
+            session_id = headers.get(b"mcp-session-id", b"").decode("latin-1")
+            if session_id:
+                await self.owner.drop_session(session_id)
+
+
+class _ProgressReporter:
+    """Turns the tool's progress callbacks into ``notifications/progress``, in order, with
+    increasing ``progress`` values. A no-op when the call carried no progress token."""
+
+    def __init__(self, ctx: ServerRequestContext[Any]) -> None:
+        meta: Any = ctx.meta or {}
+        self._session = ctx.session
+        self._wanted = meta.get("progress_token", meta.get("progressToken")) is not None
+        self._queue: asyncio.Queue[tuple[float, float | None, str] | None] = asyncio.Queue()
+        self._sender = asyncio.ensure_future(self._send_all()) if self._wanted else None
+        self._progress = 0.0
+
+    def report(self, kind: str, data: dict[str, Any]) -> None:
+        if not self._wanted:
+            return
+        total: float | None = None
+        size = data.get("bytes")
+        if kind == "download" and isinstance(size, int) and size > self._progress:
+            self._progress = float(size)  # fetch: bytes so far, of the total when known
+            total = float(data["total"]) if isinstance(data.get("total"), int) else None
+            message = f"{size} bytes downloaded"
+        else:
+            self._progress += 1  # output chunks and other events: counted
+            message = str(data.get("text", kind))
+        self._queue.put_nowait((self._progress, total, message))
+
+    async def _send_all(self) -> None:
+        while (item := await self._queue.get()) is not None:
+            progress, total, message = item
+            try:
+                await self._session.report_progress(progress, total, message)
+            except Exception as exc:  # a client that went away must not fail the call
+                log.info("progress notification not sent: %s", exc)
+
+    async def drain(self) -> None:
+        """Send what is queued before the result goes out."""
+        if self._sender is not None:
+            self._queue.put_nowait(None)
+            await self._sender
+
+    def close(self) -> None:
+        if self._sender is not None and not self._sender.done():
+            self._sender.cancel()
+
+
+def _mcp_tool(info: ToolInfo) -> types.Tool:
+    annotations = types.ToolAnnotations(
+        title=info.title,
+        read_only_hint=info.read_only,
+        destructive_hint=info.destructive,
+        idempotent_hint=info.idempotent,
+        open_world_hint=info.open_world,
+    )
+    return types.Tool(
+        name=info.name, title=info.title, description=info.description, input_schema=info.parameters,
+        annotations=annotations,
+    )  # fmt: skip
+
+
+def _result(response: ToolResponse) -> types.CallToolResult:
+    content: list[Any] = [types.TextContent(text=response.content)]
+    content += [types.ImageContent(data=i.data_base64, mime_type=i.media_type) for i in response.images]
+    return types.CallToolResult(content=content, structured_content=response.metadata, is_error=response.is_error)
+
+
+async def _client_roots(ctx: ServerRequestContext[Any]) -> list[Path]:
+    """The client's file:// roots, when it offers roots (a deprecated capability, still the only
+    way a handshake-era client names its folders)."""
+    capabilities = ctx.session.client_capabilities
+    if capabilities is None or capabilities.roots is None:
+        return []
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            listed = await asyncio.wait_for(ctx.session.list_roots(), ROOTS_TIMEOUT_S)
+    except Exception as exc:  # no roots is a fine answer: the workspace alone
+        log.info("the client's roots could not be listed: %s", exc)
+        return []
+    roots = []
+    for root in listed.roots:
+        parsed = urlparse(str(root.uri))
+        if parsed.scheme == "file" and parsed.path:
+            roots.append(Path(os.path.realpath(unquote(parsed.path))))
+    return roots
+
+
+async def _close_quietly(session: Session) -> None:
+    try:
+        await asyncio.wait_for(session.close(), CLOSE_TIMEOUT_S)
+    except (Exception, TimeoutError) as exc:
+        log.warning("closing a session failed: %s", exc)
+
+
+# --- the command line -----------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="toolsmith-mcp", description="Serve the Toolsmith tools over MCP.")
+    parser.add_argument("--cwd", default=".", help="workspace root (default: current directory)")
+    parser.add_argument("--config", metavar="FILE", help="a config file read after the user's and the workspace's")
+    parser.add_argument("--read-only", action="store_true", help="offer only tools that change nothing")
+    parser.add_argument("--no-lsp", action="store_true", help="do not start language servers for diagnostics")
+    parser.add_argument("--audit-log", metavar="FILE", help="append one JSON line per tool call to FILE")
+    parser.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
+    parser.add_argument("--host", default=DEFAULT_HOST, help=f"HTTP address to bind (default {DEFAULT_HOST})")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT}; 0: any)")
+    parser.add_argument(
+        "--allow-remote", action="store_true", help="allow binding a non-loopback address (no authentication!)"
+    )
+    parser.add_argument("--version", action="store_true", help="print the version")
+    return parser
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.version:
+        print(f"toolsmith-mcp {__version__}")
+        return 0
+    if _MISSING_SDK is not None:
+        sys.stderr.write(
+            f"toolsmith-mcp: the MCP SDK is not installed in this Python ({sys.executable}; missing module "
+            f"'{_MISSING_SDK}'). Install the extra: pip install 'toolsmith[mcp]' (a checkout's `make run` does).\n"
+        )
+        return 2
+    if args.http and not is_loopback(args.host) and not args.allow_remote:
+        sys.stderr.write(
+            f"toolsmith-mcp: refusing to listen on {args.host}: whoever reaches this server can run commands and "
+            "change files, and it has no authentication. Bind 127.0.0.1 (the default), or pass --allow-remote "
+            "when a firewall or an authenticating proxy decides who can connect.\n"
+        )
+        return 2
+    workspace = Path(args.cwd)
+    if not workspace.is_dir():
+        sys.stderr.write(f"toolsmith-mcp: --cwd {args.cwd} is not a directory\n")
+        return 2
+    overrides: dict[str, Any] = {}
+    if args.no_lsp:
+        overrides["lsp_enabled"] = False
+    try:
+        config = Config.load(workspace, file=args.config, **overrides)
+    except ConfigError as exc:
+        sys.stderr.write(f"toolsmith-mcp: {exc}\n")
+        return 2
+    audit_path = Path(args.audit_log).absolute() if args.audit_log else config.audit_log
+    audit = AuditLog(audit_path, config.audit_redact_keys) if audit_path else None
+    _configure_logging(config)
+    server = ToolsmithServer(workspace, replace(config, audit_log=None), read_only=args.read_only, audit=audit)
+    try:
+        if args.http:
+            try:
+                sock = _listen(args.host, args.port)
+            except OSError as exc:
+                sys.stderr.write(f"toolsmith-mcp: cannot listen on {args.host}:{args.port}: {exc.strerror}\n")
+                return 2
+            host, port = sock.getsockname()[:2]
+            shown = f"[{host}]" if ":" in host else host
+            sys.stderr.write(f"toolsmith-mcp: serving {server.workspace} on http://{shown}:{port}{HTTP_PATH}\n")
+            sys.stderr.flush()
+            asyncio.run(_serve_http_until_signalled(server, sock, remote=not is_loopback(args.host)))
+        else:
+            asyncio.run(_serve_stdio_until_signalled(server))
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    return sock
+
+
+async def _serve_stdio_until_signalled(server: ToolsmithServer) -> None:
+    """SIGTERM or SIGINT cancels serving, so its cleanup runs (nothing left behind)."""
+    task = asyncio.ensure_future(server.serve_stdio())
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, task.cancel)
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+async def _serve_http_until_signalled(server: ToolsmithServer, sock: socket.socket, *, remote: bool) -> None:
+    """SIGTERM or SIGINT stops the HTTP server gracefully, then every session is closed."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    await server.serve_http(sock, remote=remote, stop=stop)
+
+
+def _configure_logging(config: Config) -> None:
+    """Logs go to the state directory's toolsmith.log: stdout is the protocol, stderr the host's."""
+    from .state import StateDir
+
+    directory = StateDir(config.state_dir).directory()
+    try:
+        handler: logging.Handler = logging.FileHandler(directory / "mcp.log")
+    except OSError:
+        handler = logging.NullHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    for name in ("toolsmith", "mcp"):
+        logger = logging.getLogger(name)
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+
+
+if __name__ == "__main__":
+    sys.exit(main())
