@@ -124,3 +124,28 @@ def test_tracker_sees_same_second_changes(tmp_path: Path) -> None:
     restored = FileTracker.from_json(json.loads(json.dumps(tracker.to_json())))
     with pytest.raises(ToolError, match="modified since"):
         restored.check_unchanged(f)
+
+
+def test_descriptions_point_to_the_right_tool_and_word_parameters_alike() -> None:
+    described = {tool.name: tool.info() for tool in all_tools()}
+    guidance = {
+        "view": ["edit, multiedit, write or patch"],
+        "bash": ["with view (not cat", "with glob (not find", "search with grep", "edit with edit"],
+        "edit": ["prefer multiedit", "prefer patch", "Read the file with view first"],
+        "multiedit": ["prefer patch", "read the file with view first"],
+        "write": ["prefer editing existing files (edit, multiedit)"],
+        "glob": ["Use grep to search file contents"],
+        "grep": ["Use glob to find files by name"],
+        "ls": ["prefer the glob and grep tools"],
+        "patch": ["changes that span several files", "read with view"],
+    }
+    for name, phrases in guidance.items():
+        for phrase in phrases:
+            assert phrase in described[name].description, (name, phrase)
+    for info in described.values():
+        file_path = info.parameters["properties"].get("file_path")
+        if file_path is not None:
+            assert "(absolute or relative to the workspace root)" in file_path["description"], info.name
+        path = info.parameters["properties"].get("path")
+        if path is not None:
+            assert path["description"].endswith("(default: the workspace root)"), info.name

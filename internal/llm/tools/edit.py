@@ -22,15 +22,17 @@ DESCRIPTION = """Edits a file by replacing `old_string` with `new_string`.
   when it does not, the error shows the closest region of the file.
 - `new_string` replaces the match exactly; an empty `new_string` deletes the matched text.
 - An empty `old_string` creates a new file with `new_string` as its content (the file must not exist).
-- For several changes to one file, prefer multiedit (one call, all-or-nothing).
-- The file's encoding, BOM and line endings are preserved. The result includes a diff and any
-  errors the language server reports after the change.
+- For several changes to one file, prefer multiedit (one call, all or nothing); for changes that
+  span several files, prefer patch.
+- The file's encoding, BOM and line endings are preserved. The result includes a diff and the
+  errors language servers report after the change, in this file and in up to 5 other files that
+  gained errors with it.
 """
 
 
 @dataclass(frozen=True)
 class EditParams:
-    file_path: str = param("The path of the file to modify (absolute or relative to the workspace)", minLength=1)
+    file_path: str = param("The file to change (absolute or relative to the workspace root)", minLength=1)
     old_string: str = param("The text to replace (empty to create a new file)")
     new_string: str = param("The text to replace it with (empty to delete)")
     replace_all: bool = param("Replace every occurrence of old_string", False)

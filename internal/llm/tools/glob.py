@@ -30,7 +30,7 @@ DESCRIPTION = f"""Finds files whose path matches a glob pattern, most recently m
 @dataclass(frozen=True)
 class GlobParams:
     pattern: str = param("The glob pattern to match files against", minLength=1)
-    path: str | None = param("The directory to search in (default: workspace root)", None)
+    path: str | None = param("The directory to search (default: the workspace root)", None)
 
 
 class GlobTool(Tool):

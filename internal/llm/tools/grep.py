@@ -38,7 +38,7 @@ DESCRIPTION = f"""Searches file contents with a regular expression (ripgrep synt
 @dataclass(frozen=True)
 class GrepParams:
     pattern: str = param("The regex pattern (or literal text) to search for", minLength=1)
-    path: str | None = param("Directory or file to search (default: workspace root)", None)
+    path: str | None = param("The directory or file to search (default: the workspace root)", None)
     include: str | None = param('Glob of files to search, e.g. "*.py" or "*.{ts,tsx}"', None)
     literal_text: bool = param("Treat pattern as literal text rather than a regex", False)
 

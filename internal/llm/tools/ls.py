@@ -38,7 +38,7 @@ DESCRIPTION = f"""Lists files and directories as a tree: directories first, then
 
 @dataclass(frozen=True)
 class LsParams:
-    path: str | None = param("The directory to list (default: workspace root)", None)
+    path: str | None = param("The directory to list (default: the workspace root)", None)
     ignore: list[str] = param("Glob patterns to leave out", [])
     depth: int | None = param("Maximum depth to show (1 = direct children only)", None, minimum=1)
 

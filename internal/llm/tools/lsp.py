@@ -39,7 +39,7 @@ document_symbol or workspace_symbol.
 
 @dataclass(frozen=True)
 class LspParams:
-    file_path: str = param("The file to ask about", minLength=1)
+    file_path: str = param("The file to ask about (absolute or relative to the workspace root)", minLength=1)
     operation: Operation = param("What to ask the language server", "diagnostics")
     line: int | None = param("1-based line (definition, references, hover)", None, minimum=1, maximum=MAX_POSITION)
     character: int | None = param(

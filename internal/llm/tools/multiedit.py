@@ -22,7 +22,9 @@ when you need to make multiple changes to the same file.
   from 1) and why, with the same help as edit (the closest region of the file).
 - To create a new file, use an empty `old_string` and the full file contents as `new_string` in
   the first edit; later edits then apply to that content.
-- One diff and one write for the whole call; encoding, BOM and line endings are preserved.
+- One diff and one write for the whole call; encoding, BOM and line endings are preserved. The
+  result includes the errors language servers report after the change (this file and up to 5
+  others that gained errors). For changes that span several files, prefer patch.
 """
 
 
@@ -35,7 +37,7 @@ class EditItem:
 
 @dataclass(frozen=True)
 class MultiEditParams:
-    file_path: str = param("The path of the file to modify (absolute or relative to the workspace)", minLength=1)
+    file_path: str = param("The file to change (absolute or relative to the workspace root)", minLength=1)
     edits: list[EditItem] = param("The edits, applied in order", minItems=1)
 
 

@@ -58,7 +58,7 @@ DESCRIPTION = f"""Reads a file from the local filesystem and returns its lines n
 
 @dataclass(frozen=True)
 class ViewParams:
-    file_path: str = param("The path of the file to read", minLength=1)
+    file_path: str = param("The file to read (absolute or relative to the workspace root)", minLength=1)
     offset: int = param("0-based line number to start reading from", 0, minimum=0)
     limit: int = param("Number of lines to read", DEFAULT_LIMIT, minimum=1)
 

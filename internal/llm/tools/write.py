@@ -25,14 +25,14 @@ DESCRIPTION = """Writes a file to the local filesystem, creating parent director
 - NEVER proactively create documentation files (*.md) or README files unless explicitly requested.
 - Only use emojis if the user explicitly requests it.
 - Writing content identical to the file's current content changes nothing and says so.
-- The result includes a diff and any errors the language server reports for this file and up to
-  5 other files.
+- The result includes a diff and the errors language servers report after the change, in this
+  file and in up to 5 other files that gained errors with it.
 """
 
 
 @dataclass(frozen=True)
 class WriteParams:
-    file_path: str = param("The path of the file to write (absolute or relative to the workspace)", minLength=1)
+    file_path: str = param("The file to write (absolute or relative to the workspace root)", minLength=1)
     content: str = param("The complete content to write to the file")
 
 
