@@ -29,6 +29,10 @@ _EXPORTS = {
     "ToolResponse": ".llm.tools.tools",
     "ToolInfo": ".llm.tools.tools",
     "available_skills_xml": ".skills",
+    "ToolCall": ".llm.providers",
+    "declarations": ".llm.providers",
+    "parse_tool_call": ".llm.providers",
+    "tool_result_for": ".llm.providers",
 }
 
 __all__ = [
@@ -37,19 +41,24 @@ __all__ = [
     "Decision",
     "PermissionRequest",
     "Session",
+    "ToolCall",
     "ToolError",
     "ToolInfo",
     "ToolPolicy",
     "ToolResponse",
     "allow_all",
     "available_skills_xml",
+    "declarations",
+    "parse_tool_call",
     "read_only_policy",
+    "tool_result_for",
 ]
 
 if TYPE_CHECKING:
     from .cancel import CancelToken
     from .config import Config
     from .errors import ToolError
+    from .llm.providers import ToolCall, declarations, parse_tool_call, tool_result_for
     from .llm.tools.tools import ToolInfo, ToolResponse
     from .permission import Decision, PermissionRequest, ToolPolicy, allow_all, read_only_policy
     from .session import Session

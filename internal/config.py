@@ -42,6 +42,8 @@ DEFAULT_PROTECTED_DIRS: tuple[str, ...] = (".git", ".toolsmith")
 STATE_DIR_ENV = "TOOLSMITH_STATE_DIR"
 #: The workspace's config file, relative to its root.
 WORKSPACE_CONFIG = Path(".toolsmith") / "config.toml"
+#: Where a workspace keeps its custom tools, relative to its root (see llm/tools/custom.py).
+WORKSPACE_TOOLS_DIR = Path(".toolsmith") / "tools"
 
 
 class ConfigError(ValueError):
@@ -70,6 +72,11 @@ def user_config_dir() -> Path:
 
 def user_config_file() -> Path:
     return user_config_dir() / "config.toml"
+
+
+def user_tools_dir() -> Path:
+    """The user's custom tools, offered in every workspace."""
+    return user_config_dir() / "tools"
 
 
 @dataclass

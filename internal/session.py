@@ -18,9 +18,8 @@ import time
 import uuid
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .audit import AuditLog
 from .cancel import CancelToken
 from .config import Config
 from .file_tracker import FileTracker
@@ -39,6 +38,9 @@ from .llm.tools.tools import (
 from .permission import Asker, PermissionService, ToolPolicy, allow_all
 from .shell.state import ShellState
 from .state import PRIVATE_FILE_MODE
+
+if TYPE_CHECKING:
+    from .audit import AuditLog
 
 log = logging.getLogger("toolsmith")
 
@@ -87,6 +89,8 @@ class Session:
         self.audit = audit
         self._owns_audit = audit is None and config.audit_log is not None
         if self._owns_audit and config.audit_log is not None:
+            from .audit import AuditLog
+
             self.audit = AuditLog(config.audit_log, config.audit_redact_keys)
         if progress is not None:
             ctx.progress = progress

@@ -16,7 +16,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from xml.sax.saxutils import escape
 
 MAX_NAME_CHARS = 64
 MAX_DESCRIPTION_CHARS = 1024
@@ -135,10 +134,14 @@ def available_skills_xml(workspace: Path, extra: list[Path] | None = None, home:
     skills = discover(workspace, extra or [], home).skills
     items = [
         "  <skill>\n"
-        f"    <name>{escape(s.name)}</name>\n"
-        f"    <description>{escape(s.description)}</description>\n"
-        f"    <location>{escape(s.url)}</location>\n"
+        f"    <name>{_escape(s.name)}</name>\n"
+        f"    <description>{_escape(s.description)}</description>\n"
+        f"    <location>{_escape(s.url)}</location>\n"
         "  </skill>"
         for s in sorted(skills.values(), key=lambda s: s.name)
     ]
     return "<available_skills>\n" + "".join(item + "\n" for item in items) + "</available_skills>"
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -24,7 +24,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...config import Config, user_config_dir
+from ...config import WORKSPACE_TOOLS_DIR, Config, user_tools_dir
 from ...shell.command_call import DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, run_command_call
 from ...shell.state import ShellState
 from .params import param
@@ -32,17 +32,11 @@ from .tools import TOOL_MODULES, Tool, ToolContext, ToolInfo, ToolResponse
 
 log = logging.getLogger("toolsmith")
 
-#: Where a workspace keeps its tools, relative to its root.
-WORKSPACE_TOOLS_DIR = Path(".toolsmith") / "tools"
 #: Names every provider accepts (Anthropic and OpenAI: [A-Za-z0-9_-]{1,64}; Gemini: starts with
 #: a letter or underscore) and MCP clients display.
 TOOL_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
 #: The guidance (the .md body) the model sees; longer bodies are cut.
 MAX_GUIDANCE_CHARS = 4000
-
-
-def user_tools_dir() -> Path:
-    return user_config_dir() / "tools"
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from ...cancel import CancelToken
-from ...config import Config
+from ...config import WORKSPACE_TOOLS_DIR, Config, user_tools_dir
 from ...errors import ToolCancelled, ToolError
 from ...file_tracker import FileTracker
 from ...fsutil import paths as fspaths
@@ -271,8 +271,9 @@ class ToolRegistry:
 
     @classmethod
     def for_workspace(cls, workspace: Path, config: Config) -> ToolRegistry:
-        if not config.custom_tools:
-            return cls()
+        directories = (workspace / WORKSPACE_TOOLS_DIR, user_tools_dir())
+        if not config.custom_tools or not any(d.is_dir() for d in directories):
+            return cls()  # the common case, without importing the custom-tool machinery
         from .custom import discover_custom_tools
 
         found, problems = discover_custom_tools(workspace, config)
