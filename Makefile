@@ -66,6 +66,7 @@ bench: $(STAMP)
 	$(PY) bench/edit_fidelity.py
 	$(PY) bench/bash.py
 	$(PY) bench/lsp.py
+	$(PY) bench/mcp_server.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .typecheck $(LSP_DIR)
