@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import logging
 import os
 import re
 import sys
@@ -56,25 +55,6 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("tool", nargs="?", help="tool name")
     parser.add_argument("params", nargs="?", help="parameters as JSON, or - to read them from stdin")
     return parser
-
-
-def _configure_logging(directory: Path) -> None:
-    """Tracebacks go to a private log file, never to the terminal the model reads."""
-    from .state import open_private
-
-    handler: logging.Handler
-    try:
-        path = directory / "toolsmith.log"
-        os.close(open_private(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND))
-        handler = logging.FileHandler(path, delay=True)
-    except OSError:
-        handler = logging.NullHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
-    for name in ("toolsmith", "pygls"):
-        logger = logging.getLogger(name)
-        logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
-        logger.propagate = False
 
 
 _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)\.(?:\s|$)")
@@ -140,7 +120,10 @@ async def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
         session = Session(cwd, session_id=args.session, config=config)
     except (ConfigError, ValueError) as exc:
         return _usage(str(exc))
-    _configure_logging(session.ctx.state.directory())
+    from .state import log_to_file
+
+    # Tracebacks go to a private log file, never to the terminal the model reads.
+    log_to_file(session.ctx.state.directory() / "toolsmith.log", ("toolsmith", "pygls"))
     if args.session:
         session.load_state()
     try:

@@ -436,7 +436,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     audit_path = Path(args.audit_log).absolute() if args.audit_log else config.audit_log
     audit = AuditLog(audit_path, config.audit_redact_keys) if audit_path else None
-    _configure_logging(config)
+    from .state import StateDir, log_to_file
+
+    log_to_file(StateDir(config.state_dir).directory() / "mcp.log", ("toolsmith", "mcp", "pygls"))
     server = ToolsmithServer(workspace, replace(config, audit_log=None), read_only=args.read_only, audit=audit)
     try:
         if args.http:
@@ -483,23 +485,6 @@ async def _serve_http_until_signalled(server: ToolsmithServer, sock: socket.sock
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     await server.serve_http(sock, remote=remote, stop=stop)
-
-
-def _configure_logging(config: Config) -> None:
-    """Logs go to the state directory's toolsmith.log: stdout is the protocol, stderr the host's."""
-    from .state import StateDir
-
-    directory = StateDir(config.state_dir).directory()
-    try:
-        handler: logging.Handler = logging.FileHandler(directory / "mcp.log")
-    except OSError:
-        handler = logging.NullHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
-    for name in ("toolsmith", "mcp"):
-        logger = logging.getLogger(name)
-        logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
-        logger.propagate = False
 
 
 if __name__ == "__main__":

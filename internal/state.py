@@ -91,3 +91,22 @@ def open_private(path: Path, flags: int = os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     with contextlib.suppress(OSError):
         os.fchmod(fd, PRIVATE_FILE_MODE)
     return fd
+
+
+def log_to_file(path: Path, loggers: tuple[str, ...]) -> None:
+    """Send these loggers to ``path`` (created private), never to a terminal or a protocol stream:
+    the CLI's stdout is what the model reads, the MCP server's is the protocol."""
+    import logging
+
+    handler: logging.Handler
+    try:
+        os.close(open_private(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND))
+        handler = logging.FileHandler(path, delay=True)
+    except OSError:
+        handler = logging.NullHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    for name in loggers:
+        logger = logging.getLogger(name)
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
