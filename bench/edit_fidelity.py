@@ -67,31 +67,24 @@ def tabs(old: str, new: str) -> tuple[str, str] | None:
             out.append("\t" * (width // 4) + " " * (width % 4) + line.lstrip(" "))
         return "\n".join(out)
 
-    def to_spaces(s: str) -> str:
-        out = []
-        for line in _lines(s):
-            tabs_ = len(line) - len(line.lstrip("\t"))
-            out.append("    " * tabs_ + line[tabs_:])
-        return "\n".join(out)
-
     if "\n\t" in "\n" + old:
-        return to_spaces(old), to_spaces(new)
+        return _tabs_as_spaces(old, 4), _tabs_as_spaces(new, 4)
     return (to_tabs(old), to_tabs(new)) if "    " in old else None
+
+
+def _tabs_as_spaces(s: str, width: int) -> str:
+    out = []
+    for line in _lines(s):
+        tabs = len(line) - len(line.lstrip("\t"))
+        out.append(" " * (width * tabs) + line[tabs:])
+    return "\n".join(out)
 
 
 def tabs_as_two_spaces(old: str, new: str) -> tuple[str, str] | None:
     """In a tab-indented file, each tab written as two spaces."""
     if "\n\t" not in "\n" + old:
         return None
-
-    def conv(s: str) -> str:
-        out = []
-        for line in _lines(s):
-            tabs_ = len(line) - len(line.lstrip("\t"))
-            out.append("  " * tabs_ + line[tabs_:])
-        return "\n".join(out)
-
-    return conv(old), conv(new)
+    return _tabs_as_spaces(old, 2), _tabs_as_spaces(new, 2)
 
 
 def crlf(old: str, new: str) -> tuple[str, str] | None:
