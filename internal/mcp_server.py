@@ -115,7 +115,6 @@ class ToolsmithServer:
         for problem in self.registry.problems:
             log.warning("%s", problem)
         self.sessions: dict[str, _Entry] = {}
-        self._lock = asyncio.Lock()
         self._http = False
         self.server: Server[Any] = Server(
             "toolsmith",
@@ -172,13 +171,17 @@ class ToolsmithServer:
     # --- sessions -----------------------------------------------------------------------------
 
     async def _entry(self, key: str, ctx: ServerRequestContext[Any]) -> _Entry:
-        async with self._lock:
-            entry = self.sessions.get(key)
-            if entry is None:
-                roots = await _client_roots(ctx)
-                entry = _Entry(self._new_session(roots))
-                self.sessions[key] = entry
+        entry = self.sessions.get(key)
+        if entry is not None:
             return entry
+        # Asking the client for its roots may take up to ROOTS_TIMEOUT_S: no lock is held
+        # meanwhile, so other sessions' calls go on. Two first calls of one session may both
+        # ask; the first to finish creates the session (no await between the check and the set).
+        roots = await _client_roots(ctx)
+        entry = self.sessions.get(key)
+        if entry is None:
+            entry = self.sessions[key] = _Entry(self._new_session(roots))
+        return entry
 
     def _new_session(self, roots: list[Path]) -> Session:
         extra = [r for r in roots if r != self.workspace and r not in self.config.allowed_dirs]
