@@ -78,8 +78,12 @@ async def race_cancel(awaitable: Awaitable[T], token: CancelToken) -> T:
     try:
         done, _ = await asyncio.wait({work, stop}, return_when=asyncio.FIRST_COMPLETED)
     except BaseException:
+        # The awaiting task was cancelled (or timed out): the work's own cleanup (killing a
+        # child process) must finish before the caller hears of it, or it runs after the answer.
         work.cancel()
         stop.cancel()
+        with contextlib.suppress(BaseException):
+            await work
         raise
     if work in done:
         stop.cancel()

@@ -1,5 +1,10 @@
 """HTML to what a model reads: markdown (markdownify), or block-aware plain text.
 
+Run as a script (``python html.py FORMAT BASE_URL INPUT``) it converts the page in INPUT and
+prints ``{"text": ..., "note": ...}`` as JSON: web/convert.py runs big pages that way, in a child
+process a timeout can kill. The module imports only the standard library at the top, so the
+script needs no package context.
+
 Markdown keeps structure and links (made absolute against the page's final URL). Plain text
 keeps the reading order a person sees: paragraphs and headings separated by blank lines, list
 items one per line with their bullet, table cells on one row, ``pre`` blocks verbatim — and
@@ -13,7 +18,9 @@ deeper than the markdown converter can recurse falls back to it too.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from html.parser import HTMLParser
+from typing import Any
 from urllib.parse import urljoin
 
 #: Elements whose content is never page text.
@@ -28,6 +35,14 @@ _PARAGRAPHS = frozenset(
 _LINES = frozenset({"div", "li", "tr", "dt", "dd", "figcaption", "caption", "summary", "thead", "tbody", "tfoot"})
 _VOID = frozenset({"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed", "source", "wbr"})
 _SPACES = re.compile(r"\s+")
+#: The streaming parser is fed this many characters at a time, with a stop check between.
+FEED_CHARS = 16_384
+
+Check = Callable[[], None]
+
+
+def _no_check() -> None:
+    return None
 
 
 class _Text(HTMLParser):
@@ -126,29 +141,47 @@ class _Text(HTMLParser):
         return "\n".join(line.rstrip() for line in self.blocks)
 
 
-def to_text(html: str) -> str:
-    """Block-aware plain text (see the module docstring)."""
+def to_text(html: str, check: Check = _no_check) -> str:
+    """Block-aware plain text (see the module docstring); ``check()`` runs between chunks."""
     parser = _Text()
-    parser.feed(html)
+    for start in range(0, len(html), FEED_CHARS):
+        check()
+        parser.feed(html[start : start + FEED_CHARS])
     parser.close()
     return parser.text()
 
 
-def to_markdown(html: str, base_url: str) -> tuple[str, str]:
-    """Markdown and a note for the model ("" when nothing needs saying)."""
+def to_markdown(html: str, base_url: str, check: Check = _no_check) -> tuple[str, str]:
+    """Markdown and a note for the model ("" when nothing needs saying). ``check()`` runs
+    between elements of the conversion (the HTML parse itself is one step)."""
     if len(html) > MAX_MARKDOWN_CHARS:
-        return to_text(html), f"(The page is over {MAX_MARKDOWN_CHARS} characters of HTML: shown as plain text.)"
+        note = f"(The page is over {MAX_MARKDOWN_CHARS} characters of HTML: shown as plain text.)"
+        return to_text(html, check), note
     try:
-        return _markdown(html, base_url), ""
+        return _markdown(html, base_url, check), ""
     except RecursionError:
-        return to_text(html), "(The page is nested too deeply to convert to markdown: shown as plain text.)"
+        return to_text(html, check), "(The page is nested too deeply to convert to markdown: shown as plain text.)"
 
 
-def _markdown(html: str, base_url: str) -> str:
+def convert(html: str, fmt: str, base_url: str, check: Check = _no_check) -> tuple[str, str]:
+    """``html`` as ``fmt`` ("text" or "markdown") and a note ("" when nothing needs saying)."""
+    if fmt == "text":
+        return to_text(html, check), ""
+    return to_markdown(html, base_url, check)
+
+
+def _markdown(html: str, base_url: str, check: Check) -> str:
     from bs4 import BeautifulSoup
     from markdownify import MarkdownConverter
 
+    class CheckedConverter(MarkdownConverter):  # type: ignore[misc]
+        def process_tag(self, node: Any, *args: Any, **kwargs: Any) -> Any:
+            check()
+            return super().process_tag(node, *args, **kwargs)
+
+    check()
     soup = BeautifulSoup(html, "html.parser")
+    check()
     for element in soup(list(DROPPED_ELEMENTS)):
         element.decompose()
     for attribute, tags in (("href", ("a", "link")), ("src", ("img", "source"))):
@@ -156,6 +189,24 @@ def _markdown(html: str, base_url: str) -> str:
             value = element.get(attribute)
             if isinstance(value, str) and value and not value.startswith("#"):
                 element[attribute] = urljoin(base_url, value)
-    markdown: str = MarkdownConverter(heading_style="ATX").convert_soup(soup)
+    markdown: str = CheckedConverter(heading_style="ATX").convert_soup(soup)
     lines = (line.rstrip() for line in markdown.strip().splitlines())
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines))
+
+
+def _main(argv: list[str]) -> int:
+    import json
+    import sys
+
+    fmt, base_url, source = argv
+    with open(source, encoding="utf-8") as handle:
+        html = handle.read()
+    text, note = convert(html, fmt, base_url)
+    sys.stdout.write(json.dumps({"text": text, "note": note}))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(_main(sys.argv[1:]))

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -11,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from toolsmith.config import Config
 from toolsmith.llm.tools.fetch import MAX_BODY_BYTES
 
@@ -29,6 +35,11 @@ DOC_HTML = b"""<html><body><nav>menu</nav><h2>Setup</h2><p>Run the <code>make</c
 </pre><p>Done.</p></body></html>"""
 #: Cheap to serve, slow to convert: hundreds of thousands of tiny elements (under the 5 MB cap).
 HEAVY_HTML = b"<html><body><p>" + b"<b>x</b><i>y</i>" * 300_000 + b"</p></body></html>"
+#: Just under the markdown converter's size limit, so it takes the slow markdown path: many
+#: seconds of parsing and converting in calls that cannot be interrupted from inside.
+HEAVY_MARKDOWN_HTML = b"<html><body><p>" + b"<b>x</b><i>y</i>" * 60_000 + b"</p></body></html>"
+#: A hang guard for a call whose timeout is 1 s: the conversion it cuts short takes far longer.
+TIMEOUT_CALL_GUARD_S = 15
 LONG_MARKDOWN = "".join(f"line {i}: lorem ipsum dolor sit amet\n" for i in range(10_000))
 
 
@@ -105,6 +116,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send(302, b"", "text/plain", {"Location": f"http://localhost:{port}/plain"})
         elif path == "/heavy":
             self.send(200, HEAVY_HTML, "text/html")
+        elif path == "/heavy-markdown":
+            self.send(200, HEAVY_MARKDOWN_HTML, "text/html")
         elif path == "/deep":
             self.send(200, b"<div>" * 20000 + b"deep text" + b"</div>" * 20000, "text/html")
         elif path == "/broken":
@@ -242,11 +255,88 @@ def test_links_resolve_against_the_final_url(workspace: Path, server: str) -> No
     assert f"[next]({server}/guide/intro/next.html)" in r.content and f"({server}/guide/img/a.png)" in r.content
 
 
-def test_the_timeout_covers_conversion(workspace: Path, server: str) -> None:
+def _conversion_children() -> list[int]:
+    """Pids of live page-conversion processes (web/html.py run as a script) started by this process."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            stat = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if b"web/html.py" in cmdline and stat[0] != b"Z" and int(stat[1]) == os.getpid():
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.parametrize(("page", "fmt"), [("heavy", "text"), ("heavy-markdown", "markdown")])
+def test_the_timeout_covers_conversion(workspace: Path, server: str, page: str, fmt: str) -> None:
+    """The timeout ends the conversion too: the answer comes, the converting process is gone,
+    and the same session's next call is not slowed by work still running."""
+    session = make_session(workspace)
+    (workspace / "a.txt").write_text("hello\n")
+
+    async def main() -> tuple[Any, Any, list[int]]:
+        timed_out = await session.run("fetch", {"url": f"{server}/{page}", "format": fmt, "timeout": 1})
+        left = _conversion_children()
+        after = await session.run("view", {"file_path": "a.txt"})
+        return timed_out, after, left
+
     started = time.monotonic()
-    r = fetch(workspace, url=f"{server}/heavy", format="text", timeout=1)
-    assert r.is_error and "timed out after 1 s (download and conversion)" in r.content
-    assert time.monotonic() - started < 3
+    timed_out, after, left = asyncio.run(main())
+    assert timed_out.is_error and "timed out after 1 s (download and conversion)" in timed_out.content
+    assert left == []
+    assert not after.is_error and "hello" in after.content
+    assert time.monotonic() - started < TIMEOUT_CALL_GUARD_S
+
+
+def test_the_timeout_ends_the_cli_process(workspace: Path, server: str) -> None:
+    """The CLI process exits once the call has timed out: no conversion outlives it."""
+    repo = Path(__file__).resolve().parents[2]
+    params = json.dumps({"url": f"{server}/heavy-markdown", "timeout": 1})
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "cmd.tools", "--no-lsp", "fetch", params],
+        cwd=repo, capture_output=True, text=True, timeout=TIMEOUT_CALL_GUARD_S * 2,
+    )
+    elapsed = time.monotonic() - started
+    assert "timed out after 1 s" in done.stdout + done.stderr
+    assert elapsed < TIMEOUT_CALL_GUARD_S
+    assert _conversion_children() == []
+
+
+@given(html=st.text(alphabet="<>/ab &;#x\"=!-pre\n", max_size=400), feed=st.integers(1, 40))
+def test_text_conversion_is_the_same_fed_in_pieces(html: str, feed: int) -> None:
+    """Feeding the streaming parser in chunks (so a stop check can run between them) changes nothing."""
+    from toolsmith.web import html as html_module
+
+    whole = html_module.to_text(html)
+    original = html_module.FEED_CHARS
+    html_module.FEED_CHARS = feed
+    try:
+        assert html_module.to_text(html) == whole
+    finally:
+        html_module.FEED_CHARS = original
+
+
+def test_conversion_checks_for_a_stop_while_it_works() -> None:
+    from toolsmith.errors import ToolCancelled
+    from toolsmith.web.html import convert
+
+    page = "<p>" + "<b>x</b>" * 20_000 + "</p>"
+    for fmt in ("text", "markdown"):
+        calls = 0
+
+        def check() -> None:
+            nonlocal calls
+            calls += 1
+            if calls > 3:
+                raise ToolCancelled("stop")
+
+        with pytest.raises(ToolCancelled):
+            convert(page, fmt, "http://example.test/", check)
 
 
 def test_deeply_nested_html_falls_back_to_text(workspace: Path, server: str) -> None:

@@ -8,13 +8,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit
 
-from ...cancel import in_thread
 from ...errors import ToolError
 from ...fsutil.paths import quote_input
 from ...fsutil.textio import guess_encoding, looks_binary
 from ...progress import PROGRESS_INTERVAL_S
 from ...truncate import SpillingBuffer, new_spill_path
-from ...web.html import to_markdown, to_text
+from ...web.html import to_text
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 
@@ -86,7 +85,7 @@ class FetchTool(Tool):
             # One budget for the download and the conversion: a huge page cannot outlast it.
             async with asyncio.timeout(timeout):
                 body = await _download(url, params.format, ctx, timeout)
-                text, note = await in_thread(lambda _check: _convert(body, params.format), ctx.cancel)
+                text, note = await _convert(body, params.format, ctx)
         except TimeoutError as exc:
             raise ToolError(f"Fetching {shown} timed out after {timeout} s (download and conversion).") from exc
         output = SpillingBuffer(MAX_OUTPUT_CHARS, lambda: new_spill_path(ctx.state, ctx.session_id, "fetch"))
@@ -226,17 +225,17 @@ def _decode(body: _Body) -> str:
     return body.data.decode(encoding, "replace")
 
 
-def _convert(body: _Body, fmt: str) -> tuple[str, str]:
+async def _convert(body: _Body, fmt: str, ctx: ToolContext) -> tuple[str, str]:
     """The text for ``fmt`` and a note about how it was made ("" when nothing to say)."""
+    from ...web.convert import convert_page
+
     if not body.content_type and looks_binary(body.data[:4096]):
         raise ToolError(f"{quote_input(body.final_url)} appears to be binary content; fetch returns text only.")
     text = _decode(body)
     is_html = "html" in body.content_type or (not body.content_type and "<html" in text[:1000].lower())
     if fmt == "html" or not is_html:
         return text, ""
-    if fmt == "text":
-        return to_text(text), ""
-    return to_markdown(text, body.final_url)
+    return await convert_page(text, fmt, body.final_url, ctx.state, ctx.cancel)
 
 
 TOOL = FetchTool()
