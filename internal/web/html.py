@@ -174,10 +174,10 @@ def _markdown(html: str, base_url: str, check: Check) -> str:
     from bs4 import BeautifulSoup
     from markdownify import MarkdownConverter
 
-    class CheckedConverter(MarkdownConverter):  # type: ignore[misc]
+    class CheckedConverter(MarkdownConverter):
         def process_tag(self, node: Any, *args: Any, **kwargs: Any) -> Any:
             check()
-            return super().process_tag(node, *args, **kwargs)
+            return MarkdownConverter.process_tag(self, node, *args, **kwargs)
 
     check()
     soup = BeautifulSoup(html, "html.parser")
