@@ -174,10 +174,13 @@ def _markdown(html: str, base_url: str, check: Check) -> str:
     from bs4 import BeautifulSoup
     from markdownify import MarkdownConverter
 
+    # process_tag runs once per element; its stub is not in markdownify's published types.
+    process_tag: Callable[..., Any] = vars(MarkdownConverter)["process_tag"]
+
     class CheckedConverter(MarkdownConverter):
         def process_tag(self, node: Any, *args: Any, **kwargs: Any) -> Any:
             check()
-            return MarkdownConverter.process_tag(self, node, *args, **kwargs)
+            return process_tag(self, node, *args, **kwargs)
 
     check()
     soup = BeautifulSoup(html, "html.parser")
