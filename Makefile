@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 HYPOTHESIS_PROFILE ?= ci
 export HYPOTHESIS_PROFILE
 
-.PHONY: run test lint typecheck unit bench clean system-deps lsp-servers
+.PHONY: run test test-under-load lint typecheck unit bench clean system-deps lsp-servers
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,15 @@ run: $(STAMP)
 	$(PY) -m cmd.tools grep '{"pattern": "^class \\w+Tool\\(Tool\\)", "path": "internal/llm/tools"}'
 
 test: lint typecheck unit
+
+# The same suite with every core busy (one CPU-bound process per core, stopped afterwards): how a
+# loaded CI machine runs it. Nothing in the suite may depend on the machine being idle.
+LOAD_PROCS ?= $(shell nproc 2>/dev/null || echo 2)
+test-under-load: $(STAMP)
+	@pids=""; for i in $$(seq $(LOAD_PROCS)); do $(PY) -c "while True: pass" & pids="$$pids $$!"; done; \
+	trap 'kill $$pids 2>/dev/null' EXIT INT TERM; \
+	echo "running the suite with $(LOAD_PROCS) CPU-bound processes beside it"; \
+	$(MAKE) --no-print-directory test
 
 # bubblewrap (the bash sandbox, and its tests) is a system package: installed here when missing
 # and we can (root with apt-get); otherwise a note, and the sandbox tests say what is missing.

@@ -1,9 +1,19 @@
-"""Shared fixtures. Hypothesis runs derandomized in CI (profile "ci", the Makefile's default)."""
+"""Shared fixtures. Hypothesis runs derandomized in CI (profile "ci", the Makefile's default).
+
+Each run gets its own base temp dir (parallel runs on one machine never share
+/tmp/pytest-of-USER), and fails if any process a test started is still alive at the end.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import shutil
+import signal
+import tempfile
+import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +36,68 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+#: Every process a test starts inherits this variable (with this run's value), so one that
+#: outlives the run is found in /proc even after it was re-parented (setsid, double fork).
+RUN_MARKER_ENV = "TOOLSMITH_TEST_RUN"
+#: How long processes a test stopped get to finish exiting before they count as leaked.
+LEAK_GRACE_S = 10.0
+LEAK_POLL_S = 0.1
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    if config.option.basetemp is None:
+        config.option.basetemp = tempfile.mkdtemp(prefix="toolsmith-tests-")
+        config.stash[_OWN_BASETEMP] = True
+    os.environ[RUN_MARKER_ENV] = uuid.uuid4().hex
+
+
+_OWN_BASETEMP = pytest.StashKey[bool]()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    leaked = _leaked_processes(os.environ.get(RUN_MARKER_ENV, ""))
+    if leaked:
+        lines = "\n".join(f"  pid {pid}: {cmdline}" for pid, cmdline in leaked)
+        print(f"\nProcesses started by the tests are still running after the run (now killed):\n{lines}")
+        for pid, _ in leaked:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    basetemp = session.config.option.basetemp
+    if session.config.stash.get(_OWN_BASETEMP, False) and session.exitstatus == 0:
+        shutil.rmtree(basetemp, ignore_errors=True)
+    elif session.config.stash.get(_OWN_BASETEMP, False):
+        print(f"\nThe tests' temporary files are kept in {basetemp}")
+
+
+def _leaked_processes(marker: str) -> list[tuple[int, str]]:
+    """Live processes carrying this run's marker, after a grace period for ones still exiting."""
+    if not marker:
+        return []
+    needle = f"{RUN_MARKER_ENV}={marker}".encode()
+    deadline = time.monotonic() + LEAK_GRACE_S
+    while True:
+        found = [(pid, cmd) for pid, cmd in _marked_processes(needle) if pid != os.getpid()]
+        if not found or time.monotonic() >= deadline:
+            return found
+        time.sleep(LEAK_POLL_S)
+
+
+def _marked_processes(needle: bytes) -> Iterator[tuple[int, str]]:
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()[0] == b"Z":
+                continue
+            if needle not in Path(f"/proc/{entry}/environ").read_bytes().split(b"\0"):
+                continue
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, IndexError):
+            continue
+        yield int(entry), cmdline.strip()
 
 from toolsmith.config import Config  # noqa: E402
 from toolsmith.llm.tools.tools import ToolResponse  # noqa: E402

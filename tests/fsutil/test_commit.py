@@ -225,3 +225,38 @@ def test_a_live_commits_journal_is_left_alone(dirs: tuple[Path, Path]) -> None:
     finally:
         os.close(fd)
     assert len(recover(journal, ws)) == 1 and not live.exists()
+
+
+def test_a_session_recovers_an_interrupted_commit_before_its_next_call(tmp_path: Path) -> None:
+    """No one calls recover() by hand: a Session finds the journal a killed process left and
+    puts the files back (old or new) before it runs the next tool call."""
+    import asyncio
+
+    from toolsmith.config import Config
+    from toolsmith.session import Session
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    ws = Path(os.path.realpath(ws))
+    session = Session(ws, config=Config(lsp_enabled=False, state_dir=tmp_path / "state"))
+    journal = session.ctx.state.directory("journal")
+    _fresh(ws)
+    old = tree(ws)
+    new = {"a.txt": b"A2" * 1000, "hard-link.txt": b"H2", "hard.txt": b"H2", "m2.txt": b"M2", "sub/new.txt": b"N"}
+    interrupted = 0
+    for kill_at in range(1, 200):
+        _fresh(ws)
+        proc = subprocess.run(
+            [sys.executable, "-c", CHILD, str(ws), str(journal), str(kill_at)],
+            cwd=ROOT, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        if proc.returncode == 0:
+            break
+        if not os.listdir(journal):
+            continue  # killed before the journal was written: nothing to recover
+        interrupted += 1
+        view = asyncio.run(session.run("view", {"file_path": "hard.txt"}))
+        assert not view.is_error, view.content
+        assert os.listdir(journal) == [], kill_at
+        assert tree(ws) in (old, new), kill_at
+    assert interrupted > 5  # the kills really left journals for the session to find

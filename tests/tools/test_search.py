@@ -117,21 +117,41 @@ def test_grep_respects_gitignore_hidden_and_skips_git(workspace: Path, run: Runn
     assert "/.git/" not in r.content
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run rg as nobody; chmod cannot lock root out")
-def test_grep_keeps_results_when_some_paths_are_unreadable() -> None:
+def test_grep_keeps_results_when_some_paths_are_unreadable(tmp_path: Path) -> None:
     """rg really exits 2 on an unreadable directory; the matches it found are kept.
 
-    Root reads everything, so rg runs as nobody through a wrapper (copied out of the venv so the
-    clone's location does not matter); the tool itself runs in-process.
+    A directory with mode 0 locks out its owner, but not root: as root, rg runs as nobody
+    through a wrapper (copied out of the venv so the clone's location does not matter). The tool
+    itself runs in-process either way.
     """
-    ws = Path(tempfile.mkdtemp())
+    # The run's base temp dir is private (0700): nobody must be able to reach the workspace.
+    base = Path(tempfile.mkdtemp()) if os.geteuid() == 0 else tmp_path
+    base.chmod(0o755)
+    ws = base / "ws"
+    ws.mkdir()
     ws.chmod(0o777)
     (ws / "ok.txt").write_text("hit\n")
     locked = ws / "locked"
     locked.mkdir()
     (locked / "secret.txt").write_text("hit\n")
     locked.chmod(0)
-    bindir = Path(tempfile.mkdtemp())
+    try:
+        rg_path = _rg_as_nobody(base) if os.geteuid() == 0 else None
+        session = make_session(ws, config=Config(lsp_enabled=False, rg_path=rg_path))
+        r = asyncio.run(session.run("grep", {"pattern": "hit"}))
+    finally:
+        locked.chmod(0o755)
+        if base != tmp_path:
+            shutil.rmtree(base)
+    assert not r.is_error, r.content
+    assert f"{ws}/ok.txt:" in r.content and "secret" not in r.content
+    assert r.content.endswith("(Some paths were inaccessible and skipped)")
+    assert r.metadata["partial"] is True
+
+
+def _rg_as_nobody(base: Path) -> str:
+    bindir = base / "bin"
+    bindir.mkdir()
     bindir.chmod(0o755)
     rg = find_rg(None)
     assert rg is not None
@@ -139,12 +159,7 @@ def test_grep_keeps_results_when_some_paths_are_unreadable() -> None:
     wrapper = bindir / "rg-as-nobody"
     wrapper.write_text(f'#!/bin/sh\nexec setpriv --reuid=nobody --regid=nogroup --clear-groups {bindir / "rg"} "$@"\n')
     wrapper.chmod(0o755)
-    session = make_session(ws, config=Config(lsp_enabled=False, rg_path=str(wrapper)))
-    r = asyncio.run(session.run("grep", {"pattern": "hit"}))
-    assert not r.is_error, r.content
-    assert f"{ws}/ok.txt:" in r.content and "secret" not in r.content
-    assert r.content.endswith("(Some paths were inaccessible and skipped)")
-    assert r.metadata["partial"] is True
+    return str(wrapper)
 
 
 def test_glob_newest_first_ties_by_path(workspace: Path, run: Runner) -> None:
