@@ -1,7 +1,7 @@
 """The command line: run one tool call (or a batch) and print what the model would see.
 
     toolsmith [--cwd DIR] [--session ID] [--config FILE] [--json] [--no-lsp] <tool> ['<json>' | -]
-    toolsmith [--cwd DIR] --list | --schema [--format anthropic|openai|openai-chat|gemini] | --version
+    toolsmith [--cwd DIR] [--profile P] --list | --schema [--format anthropic|openai|openai-chat|gemini] | --version
     toolsmith [--cwd DIR] [--session ID] --batch FILE|-
 
 (``python -m toolsmith`` and, from the repository root, ``python -m cmd.tools`` are the same.)
@@ -30,6 +30,8 @@ PROVIDER_FORMATS = ("anthropic", "openai", "openai-chat", "gemini")
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .llm.profiles import PROFILES
+
     parser = argparse.ArgumentParser(
         prog="toolsmith",
         description="Run one Toolsmith tool call and print its result.",
@@ -46,6 +48,13 @@ def _parser() -> argparse.ArgumentParser:
         "--format",
         choices=PROVIDER_FORMATS,
         help="with --schema: the tool declarations as that provider's API takes them",
+    )
+    parser.add_argument(
+        "--profile",
+        default="default",
+        choices=PROFILES,
+        help="the tool shapes to offer: the engine's own (default), Claude's (Read, Edit, Grep, ...) or Codex's "
+        "(apply_patch, exec_command, ...)",
     )
     parser.add_argument("--audit-log", metavar="FILE", help="append one JSON line per tool call to FILE")
     parser.add_argument("--version", action="store_true", help="print the version")
@@ -117,7 +126,7 @@ async def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
         config = Config.load(cwd, file=args.config, **overrides)
         if args.list or args.schema:
             return _describe_tools(args, cwd, config, stdout)
-        session = Session(cwd, session_id=args.session, config=config)
+        session = Session(cwd, session_id=args.session, config=config, profile=args.profile)
     except (ConfigError, ValueError) as exc:
         return _usage(str(exc))
     from .state import log_to_file
@@ -149,11 +158,11 @@ def _describe_tools(args: argparse.Namespace, cwd: Path, config: Any, stdout: Te
     """--list and --schema: the built-in tools and the workspace's custom tools."""
     from .llm.tools.tools import ToolRegistry
 
-    registry = ToolRegistry.for_workspace(Path(os.path.realpath(cwd)), config)
+    registry = ToolRegistry.for_workspace(Path(os.path.realpath(cwd)), config, args.profile)
     tools = [tool.info() for tool in registry.tools()]
     if args.list:
         for info in tools:
-            stdout.write(f"{info.name:<10} {first_sentence(info.description)}\n")
+            stdout.write(f"{info.name:<12} {first_sentence(info.description)}\n")
     elif args.format:
         from .llm.providers import declarations
 

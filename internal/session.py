@@ -70,7 +70,11 @@ class Session:
         locks: PathLocks | None = None,
         tool_policy: ToolPolicy | None = None,
         audit: AuditLog | None = None,
+        profile: str = "default",
     ) -> None:
+        from .llm.profiles import check_profile
+
+        check_profile(profile)
         root = Path(os.path.realpath(workspace))
         config = config or Config()
         ctx = ToolContext(
@@ -80,7 +84,7 @@ class Session:
             permissions=PermissionService(asker),
             lsp=lsp,
             locks=locks or PathLocks(),
-            tools=ToolRegistry.for_workspace(root, config),
+            tools=ToolRegistry.for_workspace(root, config, profile),
         )
         #: The tools this session offers and runs (all by default).
         self.tool_policy = tool_policy or ToolPolicy()

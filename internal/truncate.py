@@ -236,3 +236,23 @@ class SpillingBuffer:
             tail = tail[tail.find("\n") + 1 :]
         omitted = max(self.newlines - head.count("\n") - tail.count("\n"), 0)
         return Bounded(f"{head}\n... [{omitted} lines truncated] ...\n\n{tail}", True, omitted)
+
+
+#: The documented token estimate for caps expressed in tokens (``max_output_tokens``): UTF-8
+#: bytes / 4, the usual average for English text and code. No tokenizer is loaded for it.
+BYTES_PER_TOKEN = 4
+
+
+def estimate_tokens(text: str) -> int:
+    return -(-len(text.encode("utf-8", "surrogatepass")) // BYTES_PER_TOKEN)
+
+
+def cap_tokens(text: str, max_tokens: int) -> Bounded:
+    """``text`` within about ``max_tokens`` tokens (see BYTES_PER_TOKEN): head and tail kept,
+    whole lines elided in the middle, never a character split."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    budget = max_tokens * BYTES_PER_TOKEN
+    if size <= budget:
+        return Bounded(text, False)
+    # head_tail counts characters: scale the byte budget by this text's characters per byte.
+    return head_tail(text, max(1, budget * len(text) // size))

@@ -17,6 +17,9 @@ class ToolCall:
     id: str
     name: str
     arguments: dict[str, Any] | str
+    #: The call was a free-form one (an OpenAI ``custom_tool_call``): its raw input is
+    #: ``arguments["input"]``, and the answer goes back as that kind's output.
+    freeform: bool = False
 
 
 def decode_arguments(raw: Any) -> dict[str, Any] | str:

@@ -4,7 +4,8 @@ A tool declares ``@dataclass class Params`` with :func:`param` fields. :func:`sc
 it into the JSON Schema the model sees (root object, ``additionalProperties: false``);
 :func:`parse_params` checks arbitrary JSON against the same declaration and raises
 :class:`ParamsError` naming the field and what was expected. Optional fields accept ``null``
-as "use the default", which models send often.
+as "use the default", which models send often. A field whose wire name is not a Python name
+(``-i``) declares it with ``param(..., alias="-i")``.
 """
 
 from __future__ import annotations
@@ -21,12 +22,23 @@ class ParamsError(ValueError):
     pass
 
 
-def param(description: str, default: Any = dataclasses.MISSING, **constraints: Any) -> Any:
-    """A documented field. ``constraints`` go into the schema (``minimum``, ``maximum``, ...)."""
-    metadata = {"description": description, **constraints}
+def param(description: str, default: Any = dataclasses.MISSING, *, alias: str | None = None, **constraints: Any) -> Any:
+    """A documented field. ``constraints`` go into the schema (``minimum``, ``maximum``, ...);
+    ``alias`` is the field's name in JSON when it differs from the Python name."""
+    metadata: dict[str, Any] = {"description": description, **constraints}
+    if alias is not None:
+        metadata[_ALIAS] = alias
     if isinstance(default, list):
         return dataclasses.field(default_factory=lambda: list(default), metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
+
+
+_ALIAS = "__alias__"
+
+
+def wire_name(f: dataclasses.Field[Any]) -> str:
+    """The field's name in JSON: its alias, else its Python name."""
+    return str(f.metadata.get(_ALIAS, f.name))
 
 
 def _hints(cls: type) -> dict[str, Any]:
@@ -70,12 +82,12 @@ def schema_for(cls: type) -> dict[str, Any]:
     required: list[str] = []
     for f in dataclasses.fields(cls):
         prop = _type_schema(hints[f.name])
-        prop.update({k: v for k, v in f.metadata.items()})
+        prop.update({k: v for k, v in f.metadata.items() if k != _ALIAS})
         if f.default is not dataclasses.MISSING and f.default is not None:
             prop["default"] = f.default
-        properties[f.name] = prop
+        properties[wire_name(f)] = prop
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            required.append(f.name)
+            required.append(wire_name(f))
     schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         schema["required"] = required
@@ -167,7 +179,7 @@ def _parse_object(cls: type[T], raw: Any, where: str = "") -> T:
         name = where or "parameters"
         raise ParamsError(f"'{name}' must be a JSON object, got {_json_type(raw)}")
     hints = _hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    fields = {wire_name(f): f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     unknown = [k for k in raw if k not in fields]
     if unknown:
         allowed = ", ".join(fields)
@@ -177,11 +189,11 @@ def _parse_object(cls: type[T], raw: Any, where: str = "") -> T:
         has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
         if name not in raw or (raw[name] is None and has_default):
             if not has_default:
-                raise ParamsError(f"'{prefix}{name}' is required ({_describe(hints[name])})")
+                raise ParamsError(f"'{prefix}{name}' is required ({_describe(hints[f.name])})")
             continue
-        value = _convert(raw[name], hints[name], prefix + name)
+        value = _convert(raw[name], hints[f.name], prefix + name)
         _check_constraints(value, f.metadata, prefix + name)
-        values[name] = value
+        values[f.name] = value
     return cls(**values)
 
 

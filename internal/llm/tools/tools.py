@@ -90,6 +90,9 @@ class ToolInfo:
     destructive: bool = False
     #: Calling again with the same arguments changes nothing more.
     idempotent: bool = False
+    #: A Lark grammar for the tool's one free-form input (its single string parameter), for
+    #: providers that take free-form tools (OpenAI Responses ``custom`` tools); None for most.
+    grammar: str | None = None
 
 
 class DiagnosticsSource(Protocol):
@@ -219,6 +222,8 @@ class Tool(ABC):
     open_world: ClassVar[bool] = False
     #: Calling again with the same arguments changes nothing more (read-only tools always are).
     idempotent: ClassVar[bool] = False
+    #: See ToolInfo.grammar.
+    grammar: ClassVar[str | None] = None
 
     def info(self) -> ToolInfo:
         return ToolInfo(
@@ -230,6 +235,7 @@ class Tool(ABC):
             open_world=self.open_world,
             destructive=not self.read_only,
             idempotent=self.read_only or self.idempotent,
+            grammar=self.grammar,
         )
 
     @abstractmethod
@@ -261,30 +267,51 @@ def all_tools() -> list[Tool]:
 
 
 class ToolRegistry:
-    """The tools one session offers: the built-ins, and custom tools found for its workspace
-    (see custom.py). A custom tool replaces a built-in only where the config allows it."""
+    """The tools one session offers: the built-ins (or a profile's tools over them, see
+    llm/profiles), and custom tools found for its workspace (see custom.py). A custom tool
+    replaces a built-in only where the config allows it."""
 
-    def __init__(self, custom: dict[str, Tool] | None = None, problems: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        custom: dict[str, Tool] | None = None,
+        problems: list[str] | None = None,
+        *,
+        profile: str = "default",
+    ) -> None:
         self._custom = dict(custom or {})
         #: Why a custom tool was left out (a name clash, an invalid name), one line each.
         self.problems = list(problems or [])
+        self.profile = profile
+        self._profile_tools: dict[str, Tool] | None = None
+        if profile != "default":
+            from ..profiles import profile_tools
+
+            self._profile_tools = profile_tools(profile)
 
     @classmethod
-    def for_workspace(cls, workspace: Path, config: Config) -> ToolRegistry:
+    def for_workspace(cls, workspace: Path, config: Config, profile: str = "default") -> ToolRegistry:
         directories = (workspace / WORKSPACE_TOOLS_DIR, user_tools_dir())
         if not config.custom_tools or not any(d.is_dir() for d in directories):
-            return cls()  # the common case, without importing the custom-tool machinery
+            return cls(profile=profile)  # the common case, without importing the custom-tool machinery
         from .custom import discover_custom_tools
 
         found, problems = discover_custom_tools(workspace, config)
-        return cls(found, problems)
+        return cls(found, problems, profile=profile)
+
+    def _own_names(self) -> list[str]:
+        return list(self._profile_tools) if self._profile_tools is not None else list(TOOL_MODULES)
 
     def names(self) -> list[str]:
-        return [*TOOL_MODULES, *(name for name in self._custom if name not in TOOL_MODULES)]
+        own = self._own_names()
+        return [*own, *(name for name in self._custom if name not in own)]
 
     def get(self, name: str) -> Tool:
         custom = self._custom.get(name)
-        return custom if custom is not None else get_tool(name)
+        if custom is not None:
+            return custom
+        if self._profile_tools is not None:
+            return self._profile_tools[name]
+        return get_tool(name)
 
     def tools(self) -> list[Tool]:
         return [self.get(name) for name in self.names()]
@@ -302,11 +329,21 @@ async def run_tool(name: str, raw_params: Any, ctx: ToolContext) -> ToolResponse
     return response
 
 
+async def run_engine_tool(name: str, raw_params: Any, ctx: ToolContext) -> ToolResponse:
+    """Run built-in tool ``name`` whatever the session's registry offers: a profile's tool
+    (llm/profiles) calls the engine tool it maps onto this way. Never raises."""
+    return await _run_tool(get_tool(name), name, raw_params, ctx)
+
+
 async def _run(name: str, raw_params: Any, ctx: ToolContext) -> ToolResponse:
     try:
         tool = ctx.tools.get(name)
     except KeyError:
         return _error(_unknown_tool(name, ctx.tools.names()), error="unknown_tool")
+    return await _run_tool(tool, name, raw_params, ctx)
+
+
+async def _run_tool(tool: Tool, name: str, raw_params: Any, ctx: ToolContext) -> ToolResponse:
     if isinstance(raw_params, str | bytes):
         try:
             raw_params = json.loads(raw_params)
