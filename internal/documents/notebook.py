@@ -14,24 +14,22 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import os
 import re
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import ToolError
 from ..truncate import cut_utf8
+from . import MAX_IMAGES_PER_VIEW, is_notebook
 
-NOTEBOOK_SUFFIX = ".ipynb"
 #: One text output (a stream, a text/plain result) is cut to this many characters, head and tail kept.
 MAX_OUTPUT_CHARS = 4000
 #: An error output keeps the last this-many traceback lines (the frames nearest the error).
 MAX_TRACEBACK_LINES = 20
 #: Source lines longer than this are cut with "...".
 MAX_SOURCE_LINE_CHARS = 2000
-#: At most this many image outputs are attached to one view; the rest are named, not attached.
-MAX_IMAGES_PER_VIEW = 8
 #: Image output types attached to a view.
 IMAGE_OUTPUT_TYPES = ("image/png", "image/jpeg")
 
@@ -39,11 +37,8 @@ CellType = Literal["code", "markdown", "raw"]
 EditMode = Literal["replace", "insert", "delete"]
 
 # CSI sequences (colours, cursor moves) and OSC sequences (titles, links) as IPython emits them.
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-
-
-def is_notebook(path: Path) -> bool:
-    return path.suffix.lower() == NOTEBOOK_SUFFIX
+# A string, compiled on first use (re caches it): importing this module stays cheap for the CLI.
+_ANSI = r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]"
 
 
 def notebook_error(message: str, code: str) -> ToolError:
@@ -183,7 +178,7 @@ class RenderedCells:
 
 
 def strip_ansi(text: str) -> str:
-    return _ANSI.sub("", text)
+    return re.sub(_ANSI, "", text)
 
 
 def _bounded(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
@@ -355,7 +350,7 @@ def _source_value(source: str, like: Any) -> str | list[str]:
 def _new_cell_id(notebook: Notebook) -> str:
     taken = {c.get("id") for c in notebook.cells}
     while True:
-        candidate = uuid.uuid4().hex[:8]
+        candidate = os.urandom(4).hex()
         if candidate not in taken:
             return candidate
 

@@ -16,21 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolError
+from . import MAX_PAGES_PER_VIEW
 
 if TYPE_CHECKING:
     from pypdf import PageObject
 
-PDF_SUFFIX = ".pdf"
-#: Pages extracted by one view call; the footer says which pages to ask for next.
-MAX_PAGES_PER_VIEW = 20
 #: A spec naming more pages than this is refused (it is a typo, or a request to page instead).
 MAX_SPEC_PAGES = 100_000
 
-_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$")
-
-
-def is_pdf(path: Path) -> bool:
-    return path.suffix.lower() == PDF_SUFFIX
+_RANGE = r"^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$"  # compiled on first use (re caches it)
 
 
 def pdf_error(message: str, code: str) -> ToolError:
@@ -42,7 +36,7 @@ def parse_pages(spec: str, count: int) -> list[int]:
     pages: list[int] = []
     seen: set[int] = set()
     for part in spec.split(","):
-        match = _RANGE.match(part)
+        match = re.match(_RANGE, part)
         if not match:
             raise pdf_error(
                 f"Invalid pages {spec!r}: use page numbers and ranges from 1, e.g. \"3\", \"1-5\" or \"2,4,7-9\".",

@@ -19,7 +19,7 @@ from typing import Any
 
 from ...cancel import in_thread
 from ...diff import diff_metadata
-from ...documents.notebook import check_text_change, is_notebook
+from ...documents import is_notebook
 from ...errors import ToolCancelled, ToolError
 from ...fsutil.commit import Change, commit, modifiable_error
 from ...fsutil.paths import not_found_error, os_error_message
@@ -104,6 +104,8 @@ def guard_notebooks(changes: Sequence[Change]) -> None:
     for change in changes:
         if change.kind == "delete" or not is_notebook(change.path):
             continue
+        from ...documents.notebook import check_text_change
+
         new = change.data if change.data is not None else change.expect
         was_notebook = change.kind == "write" or (change.source is not None and is_notebook(change.source))
         if new is not None:

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ...cancel import in_thread
 from ...diff import diff_metadata
-from ...documents.notebook import CellEdit, is_notebook
+from ...documents import is_notebook
 from ...errors import ToolError
 from ...fsutil.commit import Change
 from .file import commit_changes, read_for_change
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
+
+if TYPE_CHECKING:
+    from ...documents.notebook import CellEdit
 
 DESCRIPTION = """Edits a Jupyter notebook (.ipynb) by cell: replace a cell's source, insert a new cell, or
 delete a cell. Use this for notebooks instead of edit, multiedit, write or patch.
@@ -58,6 +61,12 @@ class NotebookEditTool(Tool):
         if not is_notebook(path):
             raise ToolError(f"{path} is not a notebook (.ipynb); use edit or multiedit for other files.",
                             {"error": "not_a_notebook"})  # fmt: skip
+        try:
+            params.new_source.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ToolError(f"new_source holds a character that cannot be stored in a notebook (UTF-8): "
+                            f"{exc.object[exc.start:exc.end]!r} at index {exc.start}; nothing was written.",
+                            {"error": "invalid_source"}) from None  # fmt: skip
         if params.cell_id is not None and params.cell_index is not None:
             raise ToolError("Give cell_id or cell_index, not both.", {"error": "invalid_params"})
         target = ctx.check_writable(path)

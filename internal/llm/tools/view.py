@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ...cancel import in_thread
-from ...documents.notebook import MAX_IMAGES_PER_VIEW, is_notebook
-from ...documents.pdf import MAX_PAGES_PER_VIEW, is_pdf
+from ...documents import MAX_IMAGES_PER_VIEW, MAX_PAGES_PER_VIEW, is_notebook, is_pdf
 from ...errors import ToolError
 from ...fsutil.line_index import read_lines
 from ...fsutil.paths import open_regular_file
