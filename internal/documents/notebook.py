@@ -158,12 +158,12 @@ def dump_notebook(notebook: Notebook) -> bytes:
 
 
 def cell_source(cell: dict[str, Any]) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
+    return _text(cell.get("source", ""))
 
 
 def _text(value: Any) -> str:
-    return "".join(value) if isinstance(value, list) else str(value)
+    """A notebook string field: one string, or a list of strings (tolerating stray types)."""
+    return "".join(v if isinstance(v, str) else str(v) for v in value) if isinstance(value, list) else str(value)
 
 
 # --- rendering for view ------------------------------------------------------------------------
@@ -268,9 +268,13 @@ def _render_cell(index: int, cell: dict[str, Any], images: _Images) -> str:
     outputs = cell.get("outputs") or []
     if outputs:
         lines.append("Outputs:")
-        for output in outputs:
-            if isinstance(output, dict):
+        for output in outputs if isinstance(outputs, list) else []:
+            if not isinstance(output, dict):
+                continue
+            try:
                 lines += _render_output(output, images)
+            except (TypeError, AttributeError, ValueError):  # a hand-edited or foreign notebook
+                lines.append(f"[{output.get('output_type', 'unknown')} output: malformed, not shown]")
     return "\n".join(lines)
 
 
@@ -431,14 +435,22 @@ def apply_cell_edit(
     return CellEdit("replace", index, old_source, new_source, kind, cell.get("id"))
 
 
-def validate(data: dict[str, Any], path: Path) -> None:
-    """``nbformat.validate``, as a :class:`ToolError` (``notebook_invalid``) naming the problem."""
+def validate(data: dict[str, Any], path: Path, original: bytes) -> None:
+    """``nbformat.validate`` of the changed notebook, as a :class:`ToolError` (``notebook_invalid``)
+    naming the problem — and saying so when the file was invalid before the change."""
     import nbformat
 
     try:
         nbformat.validate(data)
     except nbformat.ValidationError as exc:
         first = str(exc).strip().split("\n")[0]
+        before = _notebook_problem(original)
+        if before is not None:
+            raise notebook_error(
+                f"{path} is not a valid notebook even before this change ({before}); nothing was written. "
+                "Repair it first (view shows the raw JSON of a notebook that does not parse; edit can fix it).",
+                "notebook_invalid",
+            ) from None
         raise notebook_error(
             f"The change would leave {path} an invalid notebook ({first}); nothing was written.",
             "notebook_invalid",

@@ -248,3 +248,29 @@ def test_creating_a_notebook_with_edit_must_be_valid(run: Runner, workspace: Pat
     assert bad.metadata["error"] == "notebook_invalid" and not (workspace / "new.ipynb").exists()
     good = nbformat.writes(nbformat.v4.new_notebook())
     ok(run("write", {"file_path": str(workspace / "new.ipynb"), "content": good}))
+
+
+def test_foreign_shapes_are_shown_not_crashed_on(run: Runner, workspace: Path) -> None:
+    path = workspace / "odd.ipynb"
+    cells = [
+        {"cell_type": "code", "metadata": {}, "source": ["a", 1], "execution_count": None,
+         "outputs": [{"output_type": "error", "ename": "E", "evalue": "v", "traceback": 5}, "junk"]},
+    ]  # fmt: skip
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 4}))
+    response = ok(run("view", {"file_path": str(path)}))
+    assert "[cell 0] code" in response.content and "     1|a1" in response.content
+    assert "[error output: malformed, not shown]" in response.content
+
+
+def test_an_already_invalid_notebook_is_named_as_such(run: Runner, workspace: Path) -> None:
+    path = workspace / "invalid.ipynb"
+    cell = {"cell_type": "code", "metadata": {}, "source": "a", "outputs": [], "execution_count": None, "bogus": 1}
+    path.write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 4}))
+    ok(run("view", {"file_path": str(path)}))
+    before = path.read_bytes()
+    response = run("notebook_edit", {"file_path": str(path), "cell_index": 0, "new_source": "b"})
+    assert response.metadata["error"] == "notebook_invalid" and "even before this change" in response.content
+    assert path.read_bytes() == before
+    # A text edit that repairs it is allowed.
+    ok(run("edit", {"file_path": str(path), "old_string": ', "bogus": 1', "new_string": ""}))
+    ok(run("notebook_edit", {"file_path": str(path), "cell_index": 0, "new_source": "b"}))

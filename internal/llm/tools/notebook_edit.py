@@ -79,7 +79,7 @@ class NotebookEditTool(Tool):
             edit = apply_cell_edit(
                 notebook, path, params.edit_mode, params.cell_id, params.cell_index, params.new_source, params.cell_type
             )
-            validate(notebook.data, path)
+            validate(notebook.data, path, data)
             label = f"{display} (cell {edit.index}{f' id={edit.cell_id}' if edit.cell_id else ''})"
             metadata = diff_metadata(edit.old_source, edit.new_source, label, cancel=check)
             return Change("write", target, dump_notebook(notebook), data), edit, metadata, kept_format
