@@ -57,9 +57,10 @@ class JsonStyle:
     separators: tuple[str, str] = (",", ": ")
     final_newline: bool = True
     crlf: bool = False
+    bom: bool = False
 
 
-def detect_style(text: str) -> JsonStyle:
+def detect_style(text: str, bom: bool = False) -> JsonStyle:
     crlf = "\r\n" in text[:4096]
     final_newline = text.endswith("\n")
     indent: int | str | None = None
@@ -72,11 +73,13 @@ def detect_style(text: str) -> JsonStyle:
         separators = (",", ":") if re.search(r'"\s*:\s*', head) and not re.search(r'":\s', head) else (", ", ": ")
     else:
         separators = (",", ": ")
-    return JsonStyle(indent, not _has_non_ascii(text), separators, final_newline, crlf)
+    return JsonStyle(indent, _escapes_non_ascii(text), separators, final_newline, crlf, bom)
 
 
-def _has_non_ascii(text: str) -> bool:
-    return not text.isascii()
+def _escapes_non_ascii(text: str) -> bool:
+    """Did the writer escape non-ASCII characters (a backslash-u escape for é)? Only when the file is ASCII and
+    holds such an escape; otherwise raw UTF-8, as Jupyter writes."""
+    return text.isascii() and re.search(r"\\u(?!00[0-7])[0-9a-fA-F]{4}", text) is not None
 
 
 # --- a parsed notebook -------------------------------------------------------------------------
@@ -128,7 +131,7 @@ def parse_notebook(raw: bytes, path: Path) -> Notebook:
         data = _upgraded(text, path)
     elif not isinstance(data.get("cells"), list) or not all(isinstance(c, dict) for c in data["cells"]):
         raise notebook_error(f"{path} is not a valid notebook: 'cells' is not a list of cells.", "not_a_notebook")
-    return Notebook(data, detect_style(text), text)
+    return Notebook(data, detect_style(text, bom=raw.startswith(b"\xef\xbb\xbf")), text)
 
 
 def _upgraded(text: str, path: Path) -> dict[str, Any]:
@@ -154,7 +157,7 @@ def dump_notebook(notebook: Notebook) -> bytes:
         text += "\n"
     if style.crlf:
         text = text.replace("\n", "\r\n")
-    return text.encode("utf-8")
+    return text.encode("utf-8-sig" if style.bom else "utf-8")
 
 
 def cell_source(cell: dict[str, Any]) -> str:

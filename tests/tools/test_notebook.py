@@ -212,14 +212,21 @@ def test_an_old_notebook_without_ids_is_edited_by_index(run: Runner, workspace: 
 
 def test_the_file_style_is_kept(run: Runner, workspace: Path) -> None:
     path = workspace / "styled.ipynb"
-    nb = json.loads(nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("a"),
+    nb = json.loads(nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("ä"),
                                                                    nbformat.v4.new_code_cell("b")])))  # fmt: skip
     path.write_text(json.dumps(nb, indent=2, ensure_ascii=True).replace("\n", "\r\n"))  # no final newline
     ok(run("view", {"file_path": str(path)}))
     response = ok(run("notebook_edit", {"file_path": str(path), "cell_index": 1, "new_source": "é"}))
     raw = path.read_bytes()
-    assert b"\r\n    {" in raw and not raw.endswith(b"\n") and b"\\u00e9" in raw
+    assert b"\r\n    {" in raw and not raw.endswith(b"\n") and b"\\u00e9" in raw and raw.isascii()
     assert response.metadata["formatting_kept"] is True
+    # A UTF-8 file with a BOM keeps it; an ASCII file without escapes gets raw UTF-8 (as Jupyter writes).
+    plain = workspace / "plain.ipynb"
+    source = nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("a")]))
+    plain.write_bytes(b"\xef\xbb\xbf" + source.encode())
+    ok(run("view", {"file_path": str(plain)}))
+    ok(run("notebook_edit", {"file_path": str(plain), "cell_index": 0, "new_source": "é"}))
+    assert plain.read_bytes().startswith(b"\xef\xbb\xbf{") and "é" in plain.read_bytes().decode("utf-8-sig")
 
 
 def test_text_edits_that_break_the_notebook_are_refused(run: Runner, notebook: Path) -> None:

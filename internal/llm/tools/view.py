@@ -70,8 +70,8 @@ DESCRIPTION = f"""Reads a file from the local filesystem and returns its lines n
 @dataclass(frozen=True)
 class ViewParams:
     file_path: str = param("The file to read (absolute or relative to the workspace root)", minLength=1)
-    offset: int = param("0-based line number to start reading from", 0, minimum=0)
-    limit: int = param("Number of lines to read", DEFAULT_LIMIT, minimum=1)
+    offset: int = param("0-based line number to start reading from (for a notebook: the first cell)", 0, minimum=0)
+    limit: int = param("Number of lines to read (for a notebook: cells)", DEFAULT_LIMIT, minimum=1)
     pages: str | None = param('PDF only: the pages to read, e.g. "3", "1-5" or "2,4" (default: from page 1)', None)
 
 
