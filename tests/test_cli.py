@@ -54,13 +54,39 @@ def test_list_shows_whole_first_sentences_and_schema_describes_each_tool() -> No
     listed = cli("--list")
     assert listed.returncode == 0
     rows = {line.split()[0]: line.split(None, 1)[1] for line in listed.stdout.splitlines()}
-    assert {"view", "write", "multiedit", "lsp"} <= set(rows)
+    assert {"view", "write", "multiedit", "notebook_edit", "lsp"} <= set(rows)
+    assert rows["notebook_edit"].startswith("Edits a Jupyter notebook (.ipynb) by cell")
     assert rows["multiedit"] == "Makes several edits to one file in a single call."
     assert rows["lsp"].endswith("document_symbol or workspace_symbol.")  # a sentence over two source lines
     described = json.loads(cli("--schema").stdout)
     view = next(tool for tool in described if tool["name"] == "view")
     assert view["description"].startswith("Reads a file") and view["parameters"]["required"] == ["file_path"]
     assert [tool["name"] for tool in described] == list(rows)
+
+
+def test_document_parsers_load_only_for_documents(workspace: Path) -> None:
+    """nbformat and pypdf cost tens of milliseconds to import: a plain view must not pay for them."""
+    (workspace / "a.txt").write_text("x\n")
+    (workspace / "a.ipynb").write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n')
+    probe = (
+        "import runpy, sys\n"
+        "sys.argv = ['tools', '--cwd', sys.argv[1], 'view', sys.argv[2]]\n"
+        "try:\n    runpy.run_module('cmd.tools', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "print('LOADED', sorted(m for m in ('nbformat', 'pypdf', 'jsonschema') if m in sys.modules))\n"
+    )
+
+    def loaded(name: str) -> str:
+        params = json.dumps({"file_path": name})
+        proc = subprocess.run([sys.executable, "-c", probe, str(workspace), params], cwd=ROOT, capture_output=True,
+                              text=True, timeout=60)  # fmt: skip
+        return proc.stdout.rsplit("LOADED", 1)[1].strip()
+
+    assert loaded("a.txt") == "[]"
+    assert loaded("a.ipynb") == "[]"  # viewing parses JSON only; nbformat validates edits
+    edit = cli("--cwd", str(workspace), "notebook_edit", '{"file_path": "a.ipynb", "cell_index": 0, "new_source": "x"}')
+    assert "read" in edit.stdout  # refused (not read in this session), without a traceback
+    assert "Traceback" not in edit.stdout + edit.stderr
 
 
 def test_version_and_unknown_tool_suggestion(workspace: Path) -> None:

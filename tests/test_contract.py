@@ -129,7 +129,8 @@ def test_tracker_sees_same_second_changes(tmp_path: Path) -> None:
 def test_descriptions_point_to_the_right_tool_and_word_parameters_alike() -> None:
     described = {tool.name: tool.info() for tool in all_tools()}
     guidance = {
-        "view": ["edit, multiedit, write or patch"],
+        "view": ["edit, multiedit, write or patch", "with notebook_edit", "`pages`"],
+        "notebook_edit": ["Read the notebook with view first", "instead of edit, multiedit, write or patch"],
         "bash": ["with view (not cat", "with glob (not find", "search with grep", "edit with edit"],
         "edit": ["prefer multiedit", "prefer patch", "Read the file with view first"],
         "multiedit": ["prefer patch", "read the file with view first"],

@@ -19,6 +19,7 @@ from typing import Any
 
 from ...cancel import in_thread
 from ...diff import diff_metadata
+from ...documents import is_notebook
 from ...errors import ToolCancelled, ToolError
 from ...fsutil.commit import Change, commit, modifiable_error
 from ...fsutil.paths import not_found_error, os_error_message
@@ -97,6 +98,20 @@ async def commit_changes(ctx: ToolContext, changes: Sequence[Change], *, forget:
             ctx.files.record_read(change.path, data, stats[change.path])
 
 
+def guard_notebooks(changes: Sequence[Change]) -> None:
+    """Refuse text changes that would leave a notebook (.ipynb) that no longer parses or
+    validates; notebook_edit is the tool for notebooks (see documents/notebook.py)."""
+    for change in changes:
+        if change.kind == "delete" or not is_notebook(change.path):
+            continue
+        from ...documents.notebook import check_text_change
+
+        new = change.data if change.data is not None else change.expect
+        was_notebook = change.kind == "write" or (change.source is not None and is_notebook(change.source))
+        if new is not None:
+            check_text_change(change.path, change.expect if was_notebook else None, new)
+
+
 # --- the change flow shared by edit and multiedit --------------------------------------------
 
 
@@ -133,9 +148,11 @@ async def create_file(ctx: ToolContext, tool: str, file_path: str, content: str)
                 f"File already exists: {path}. To change it, read it with view and give a non-empty old_string."
             )
         new = new_text_file(content)
+        change = Change("write", target, new.encode())
+        guard_notebooks([change])
         metadata = diff_metadata("", new.text, ctx.display(path))
         await ctx.require_permission(tool, "write", str(path), f"create {ctx.display(path)}", metadata)
-        await commit_changes(ctx, [Change("write", target, new.encode())])
+        await commit_changes(ctx, [change])
     metadata.update(file_path=str(path), created=True, match="create", first_changed_line=1)
     text = f"<result>\nFile created: {path}\n</result>"
     return _response(text + await _diagnostics(ctx, path), metadata)
@@ -152,15 +169,17 @@ async def edit_file(ctx: ToolContext, tool: str, file_path: str, edits: list[Edi
     target = ctx.check_writable(path)
     display = ctx.display(path)
 
-    def prepare(check: Callable[[], None]) -> tuple[Loaded, EditOutcome, dict[str, Any]]:
+    def prepare(check: Callable[[], None]) -> tuple[Change, EditOutcome, dict[str, Any]]:
         old = load_for_change(ctx, target)
         outcome = apply_edits(old.text, edits, path=str(path), cancel=check)
-        return old, outcome, diff_metadata(old.text.text, outcome.file.text, display, cancel=check)
+        change = Change("write", target, outcome.file.encode(), old.data)
+        guard_notebooks([change])
+        return change, outcome, diff_metadata(old.text.text, outcome.file.text, display, cancel=check)
 
     async with ctx.locks.hold([target]):
-        old, outcome, metadata = await in_thread(prepare, ctx.cancel)
+        change, outcome, metadata = await in_thread(prepare, ctx.cancel)
         await ctx.require_permission(tool, "write", str(path), f"edit {display}", {"diff": metadata["diff"]})
-        await commit_changes(ctx, [Change("write", target, outcome.file.encode(), old.data)])
+        await commit_changes(ctx, [change])
     metadata.update(
         file_path=str(path),
         match=outcome.tiers[0] if len(outcome.tiers) == 1 else outcome.tiers,

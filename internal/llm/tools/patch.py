@@ -15,7 +15,7 @@ from ...diff.unified import looks_unified, parse_unified
 from ...errors import ToolError
 from ...fsutil.commit import Change, modifiable_error
 from ...fsutil.textio import TextFile, decode_bytes, new_text_file
-from .file import commit_changes, read_for_change
+from .file import commit_changes, guard_notebooks, read_for_change
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 
@@ -93,6 +93,7 @@ class PatchTool(Tool):
             for op in ops:
                 check()
                 planned.append(self._plan(op, ctx))
+            guard_notebooks([c for p in planned for c in p.changes])
             return planned, self._describe(planned, ctx, check)
 
         async with ctx.locks.hold(paths):

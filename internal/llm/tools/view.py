@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ...cancel import in_thread
+from ...documents import MAX_IMAGES_PER_VIEW, MAX_PAGES_PER_VIEW, is_notebook, is_pdf
 from ...errors import ToolError
 from ...fsutil.line_index import read_lines
 from ...fsutil.paths import open_regular_file
@@ -41,10 +42,20 @@ IMAGE_TYPES = {
     ".webp": "image/webp",
 }
 
+#: Notebooks and PDFs larger than this are refused (they are parsed whole).
+MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
+
 DESCRIPTION = f"""Reads a file from the local filesystem and returns its lines numbered from 1 (`     1|text`).
 
 - `file_path`: absolute, or relative to the workspace root.
 - `offset` is the 0-based line to start from; `limit` is how many lines to return (default {DEFAULT_LIMIT}).
+- Jupyter notebooks (.ipynb) are shown as cells: index, id, type, numbered source, then outputs
+  (text, errors with the end of the traceback; png/jpeg outputs attached as images, at most
+  {MAX_IMAGES_PER_VIEW} per call). For a notebook `offset` and `limit` count cells. Change notebooks
+  with notebook_edit (by cell id or index), not edit.
+- PDFs are shown as text by page: `pages` picks them ("3", "1-5", "2,4"), at most {MAX_PAGES_PER_VIEW}
+  pages per call; the footer gives the page count. A page without a text layer (a scan) is reported as
+  an image; it is not rendered.
 - Output is capped at {DEFAULT_LIMIT} lines and 50 KiB; lines longer than {MAX_LINE_CHARS} characters are cut with
   "...". When more remains, the last line says which offset to use to continue.
 - Prefer reading a large window in one call over many small slices: avoid tiny repeated slices such as
@@ -59,8 +70,9 @@ DESCRIPTION = f"""Reads a file from the local filesystem and returns its lines n
 @dataclass(frozen=True)
 class ViewParams:
     file_path: str = param("The file to read (absolute or relative to the workspace root)", minLength=1)
-    offset: int = param("0-based line number to start reading from", 0, minimum=0)
-    limit: int = param("Number of lines to read", DEFAULT_LIMIT, minimum=1)
+    offset: int = param("0-based line number to start reading from (for a notebook: the first cell)", 0, minimum=0)
+    limit: int = param("Number of lines to read (for a notebook: cells)", DEFAULT_LIMIT, minimum=1)
+    pages: str | None = param('PDF only: the pages to read, e.g. "3", "1-5" or "2,4" (default: from page 1)', None)
 
 
 @dataclass
@@ -87,6 +99,15 @@ class ViewTool(Tool):
         await ctx.require_read_permission(self.name, path)
         if path.is_dir():
             raise ToolError(f"Path is a directory, not a file: {path}. Use the ls tool to list a directory.")
+        if params.pages is not None and not is_pdf(path):
+            raise ToolError(f"pages applies to PDF files only; {path} is not a .pdf. Use offset and limit.",
+                            {"error": "invalid_params"})  # fmt: skip
+        if is_notebook(path):
+            response = await _view_notebook(path, params, ctx)
+            if response is not None:
+                return response
+        if is_pdf(path):
+            return await _view_pdf(path, params, ctx)
         media_type = IMAGE_TYPES.get(path.suffix.lower())
         limit = min(params.limit, ctx.config.max_output_lines)
 
@@ -131,6 +152,105 @@ class ViewTool(Tool):
         if diagnostics:
             content += "\n\n" + diagnostics
         return ToolResponse(content, metadata=metadata)
+
+
+def _read_document(path: Path, check: Check) -> tuple[bytes, os.stat_result]:
+    fd, st = open_regular_file(path)
+    try:
+        if st.st_size > MAX_DOCUMENT_BYTES:
+            raise ToolError(f"{path} is {st.st_size} bytes, more than the {MAX_DOCUMENT_BYTES} byte limit for "
+                            "notebooks and PDFs.", {"error": "file_too_large"})  # fmt: skip
+        return _read_all(fd, st.st_size), st
+    finally:
+        os.close(fd)
+
+
+async def _view_notebook(path: Path, params: ViewParams, ctx: ToolContext) -> ToolResponse | None:
+    """A notebook's cells; None when the file is not valid notebook JSON (it is shown as text,
+    so a broken notebook can still be read and repaired)."""
+    from ...documents.notebook import describe, parse_notebook, render_cells
+
+    def read(check: Check) -> tuple[bytes, os.stat_result, Any]:
+        data, st = _read_document(path, check)
+        try:
+            notebook = parse_notebook(data, path)
+        except ToolError:
+            return data, st, None
+        limit = min(params.limit, ctx.config.max_output_lines)
+        return data, st, (notebook, render_cells(notebook, params.offset, limit, ctx.config.max_output_bytes,
+                                                 MAX_IMAGE_BYTES))  # fmt: skip
+
+    data, st, parsed = await in_thread(read, ctx.cancel)
+    if parsed is None:
+        return None
+    notebook, rendered = parsed
+    total = len(notebook.cells)
+    if params.offset > 0 and params.offset >= total:
+        raise ToolError(f"offset {params.offset} is beyond the last cell ({total} cells). Use an offset below {total}.",
+                        {"error": "offset_out_of_range"})  # fmt: skip
+    ctx.files.record_read(path, data, st)
+    end = params.offset + rendered.shown
+    content = f'<notebook path="{path}" {describe(notebook)}>\n'
+    content += (rendered.text or "(The notebook has no cells.)") + "\n</notebook>"
+    if end < total:
+        content += f"\n\n(Showing cells {params.offset}-{end - 1} of {total} (0-based). Use offset={end} to continue.)"
+    metadata: dict[str, Any] = {
+        "file_path": str(path), "notebook": True, "offset": params.offset, "cells_shown": rendered.shown,
+        "total_cells": total, "images": len(rendered.images), "truncated": end < total,
+    }  # fmt: skip
+    images = [ImageAttachment(media_type, encoded) for media_type, encoded in rendered.images]
+    return ToolResponse(content, metadata=metadata, images=images)
+
+
+async def _view_pdf(path: Path, params: ViewParams, ctx: ToolContext) -> ToolResponse:
+    from ...documents.pdf import describe_ranges, extract_pages
+
+    def read(check: Check) -> tuple[bytes, os.stat_result, Any]:
+        data, st = _read_document(path, check)
+        return data, st, extract_pages(data, path, params.pages, check)
+
+    data, st, result = await in_thread(read, ctx.cancel)
+    ctx.files.record_read(path, data, st)
+    budget = ctx.config.max_output_bytes
+    blocks: list[str] = []
+    shown: list[int] = []
+    used = 0
+    for number, text, has_images in result.pages:
+        body = text if text is not None else _textless_page(number, has_images)
+        block = f"--- page {number} of {result.count} ---\n{body}"
+        size = len(block.encode("utf-8", "surrogatepass")) + 1
+        if used + size > budget and shown:
+            break
+        if used + size > budget:
+            block = cut_utf8(block, budget - used - 80) + f"\n... [page {number} cut: output limit]"
+        blocks.append(block)
+        shown.append(number)
+        used += size
+    left = [n for n, _, _ in result.pages if n not in set(shown)] + result.remaining
+    title = f' title="{result.title}"' if result.title else ""
+    content = f'<pdf path="{path}" pages={result.count}{title}>\n' + "\n\n".join(blocks) + "\n</pdf>"
+    footer = f"\n\n(Showed page{'s' if len(shown) != 1 else ''} {describe_ranges(shown)} of {result.count}."
+    if left:
+        footer += f" Use pages=\"{describe_ranges(left)[:200]}\" to continue"
+        footer += f" (at most {MAX_PAGES_PER_VIEW} pages per call).)"
+    else:
+        footer += ")"
+    content += footer
+    metadata: dict[str, Any] = {
+        "file_path": str(path), "pdf": True, "total_pages": result.count, "pages_shown": shown,
+        "image_only_pages": [n for n, text, has in result.pages if text is None and has and n in shown],
+        "truncated": bool(left),
+    }  # fmt: skip
+    return ToolResponse(content, metadata=metadata)
+
+
+def _textless_page(number: int, has_images: bool) -> str:
+    if not has_images:
+        return f"[page {number} has no text.]"
+    return (
+        f"[page {number} has no text layer: it is an image (a scan?). Pages are not rendered to images here "
+        "(no pure-Python renderer); OCR or a renderer such as pdftoppm is needed to read it.]"
+    )
 
 
 def _render(page: Page, offset: int, max_bytes: int) -> tuple[str, int]:

@@ -12,7 +12,7 @@ from ...diff import diff_metadata
 from ...errors import ToolError
 from ...fsutil.commit import Change
 from ...fsutil.textio import BinaryFileError, TextFile, new_text_file, normalize_eol
-from .file import Loaded, commit_changes, load_for_change
+from .file import Loaded, commit_changes, guard_notebooks, load_for_change
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 
@@ -60,6 +60,7 @@ class WriteTool(Tool):
                 if old.text.text == normalize_eol(params.content):
                     raise ToolError(f"File {path} already contains the exact content. No changes made.")
             new = new_text_file(params.content, like=old.text if old else None)
+            guard_notebooks([Change("write", target, new.encode(), old.data if old else None)])
             return old, new, diff_metadata(old.text.text if old else "", new.text, display, cancel=check)
 
         async with ctx.locks.hold([target]):

@@ -1,0 +1,125 @@
+"""view of a 5 MB notebook and of a 300-page PDF, the whole call through Session.run, vs the
+parser alone: ``nbformat.read`` (what any notebook reader pays) and pypdf's extraction of the same
+pages. Runs are interleaved so machine noise hits both alike; medians and their ratio are printed.
+Goal: ≤ 1.5× for both.
+
+Run from the repository root: ``.venv/bin/python -m bench.documents``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from pypdf import PdfReader
+from toolsmith.config import Config
+from toolsmith.session import Session
+
+from tests.pdf_writer import text_pdf
+
+RUNS = 9
+NOTEBOOK_BYTES = 5 * 1024 * 1024
+PDF_PAGES = 300
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40).decode()
+
+
+def make_notebook(path: Path) -> int:
+    """Code cells with stream output, and every tenth a figure, until the file is ~5 MB; written
+    as Jupyter writes (indent 1, keys sorted)."""
+
+    def pair(index: int) -> list[dict[str, Any]]:
+        source = [f"value_{index}_{k} = compute({k}, scale={index})\n" for k in range(12)]
+        outputs: list[dict[str, Any]] = [{"name": "stdout", "output_type": "stream",
+                                          "text": [f"step {k}: loss={1 / (k + 1):.6f}\n" for k in range(60)]}]
+        if index % 10 == 0:
+            outputs.append({"data": {"image/png": PNG, "text/plain": ["<Figure>"]}, "metadata": {},
+                            "output_type": "display_data"})
+        return [
+            {"cell_type": "code", "execution_count": index, "id": f"c{index:07d}", "metadata": {},
+             "outputs": outputs, "source": source},
+            {"cell_type": "markdown", "id": f"m{index:07d}", "metadata": {},
+             "source": [f"## Step {index}\n", f"Notes about step {index}."]},
+        ]  # fmt: skip
+
+    def document(count: int) -> str:
+        cells = [cell for index in range(count) for cell in pair(index)]
+        notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+        return json.dumps(notebook, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+    per_ten = len(document(10))
+    text = document(10 * NOTEBOOK_BYTES // per_ten)
+    path.write_text(text)
+    return text.count('"cell_type"')
+
+
+def make_pdf(path: Path) -> None:
+    lines = [f"Line {k}: the quick brown fox jumps over the lazy dog, section {k // 10}." for k in range(45)]
+    path.write_bytes(text_pdf(["\n".join([f"Page {n}", *lines]) for n in range(1, PDF_PAGES + 1)]))
+
+
+def timed(work: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    work()
+    return time.perf_counter() - start
+
+
+def compare(label: str, tool: Callable[[], object], reference: Callable[[], object]) -> None:
+    tool_times, ref_times = [], []
+    tool()  # warm imports and caches for both sides
+    reference()
+    for _ in range(RUNS):
+        tool_times.append(timed(tool))
+        ref_times.append(timed(reference))
+    t, r = statistics.median(tool_times), statistics.median(ref_times)
+    print(f"{label:46s} view {t * 1000:8.1f} ms   reference {r * 1000:8.1f} ms   ratio {t / r:5.2f}x")
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        workspace = Path(tmp)
+        notebook = workspace / "big.ipynb"
+        cells = make_notebook(notebook)
+        pdf = workspace / "book.pdf"
+        make_pdf(pdf)
+        print(f"notebook: {notebook.stat().st_size / 1e6:.1f} MB, {cells} cells; pdf: {PDF_PAGES} pages, "
+              f"{pdf.stat().st_size / 1e6:.1f} MB; median of {RUNS} interleaved runs")  # fmt: skip
+        session = Session(workspace, config=Config(lsp_enabled=False))
+
+        def view(params: dict[str, object]) -> Callable[[], object]:
+            def run() -> object:
+                response = asyncio.run(session.run("view", params))
+                assert not response.is_error, response.content[:300]
+                return response
+
+            return run
+
+        def read_notebook() -> object:
+            return nbformat.read(str(notebook), as_version=4)  # type: ignore[no-untyped-call]
+
+        compare("notebook view (first page of cells)", view({"file_path": str(notebook)}), read_notebook)
+        middle = view({"file_path": str(notebook), "offset": cells // 2})
+        compare("notebook view (cells from the middle)", middle, read_notebook)
+
+        def extract(first: int, last: int) -> Callable[[], object]:
+            def run() -> object:
+                reader = PdfReader(io.BytesIO(pdf.read_bytes()))
+                return [reader.pages[n - 1].extract_text() for n in range(first, last + 1)]
+
+            return run
+
+        compare("pdf view pages 1-20", view({"file_path": str(pdf), "pages": "1-20"}), extract(1, 20))
+        compare("pdf view pages 281-300", view({"file_path": str(pdf), "pages": "281-300"}), extract(281, 300))
+        compare("pdf view page 150", view({"file_path": str(pdf), "pages": "150"}), extract(150, 150))
+
+
+if __name__ == "__main__":
+    main()
