@@ -67,16 +67,52 @@ class EditOutcome:
     tiers: list[str]
     replaced: int
     first_changed_line: int
+    #: With ``reindent``: offsets in the final LF text where indentation was inserted.
+    inserted_indents: list[int] = dataclasses.field(default_factory=list)
+
+
+def reindent_continuations(new: str, indent: str) -> tuple[str, list[int]]:
+    """``new`` with ``indent`` put before each non-blank line after its first, and the offsets
+    (in the result) where indentation was inserted. Lines already carrying ``indent`` count as
+    written for the file's column: when all of them do, nothing changes."""
+    lines = new.split("\n")
+    rest = [line for line in lines[1:] if line.strip()]
+    if not rest or not indent or all(line.startswith(indent) for line in rest):
+        return new, []
+    out, inserted, offset = [lines[0]], [], len(lines[0]) + 1
+    for line in lines[1:]:
+        if line.strip():
+            inserted.append(offset)
+            line = indent + line
+        out.append(line)
+        offset += len(line) + 1
+    return "\n".join(out), inserted
+
+
+def line_indentation(text: str, offset: int) -> str:
+    """The leading whitespace of the line holding ``offset``."""
+    start = text.rfind("\n", 0, offset) + 1
+    line = text[start:offset]
+    return line[: len(line) - len(line.lstrip(" \t"))]
 
 
 def apply_edits(
-    file: TextFile, edits: list[EditRequest], *, path: str, cancel: Callable[[], None] | None = None
+    file: TextFile,
+    edits: list[EditRequest],
+    *,
+    path: str,
+    cancel: Callable[[], None] | None = None,
+    reindent: bool = False,
 ) -> EditOutcome:
     """Apply ``edits`` in order to the evolving text; raise on the first that cannot apply.
 
     Each edit is spliced into the raw text, so line endings outside the spans never change.
+    ``reindent``: each multi-line replacement's continuation lines get the indentation of the
+    line its match starts on (the syntax gate's retry for a new_string written as if at column
+    0); ``EditOutcome.inserted_indents`` then lists where, in the final LF text.
     """
     tiers: list[str] = []
+    inserted: list[int] = []
     replaced = 0
     first_changed: int | None = None
     for index, edit in enumerate(edits):
@@ -90,7 +126,33 @@ def apply_edits(
         line = file.text.count("\n", 0, plan.replacements[0].start) + 1
         first_changed = line if first_changed is None else min(first_changed, line)
         spans = [(r.start, r.end, r.text) for r in plan.replacements if r.text is not None]
+        if reindent:
+            spans, inserted = _reindented(file.text, spans, inserted)
         file = dataclasses.replace(file, raw=file.splice(spans, cancel))
         tiers.append(plan.tier)
         replaced += len(plan.replacements)
-    return EditOutcome(file, tiers, replaced, first_changed or 1)
+    return EditOutcome(file, tiers, replaced, first_changed or 1, inserted)
+
+
+def _reindented(
+    text: str, spans: list[tuple[int, int, str]], inserted: list[int]
+) -> tuple[list[tuple[int, int, str]], list[int]]:
+    """Re-indent each span's continuation lines; carry earlier insertion offsets through the
+    spans (an offset inside a replaced span is gone with it)."""
+    out: list[tuple[int, int, str]] = []
+    deltas: list[tuple[int, int, int]] = []
+    fresh: list[int] = []
+    shift = 0
+    for start, end, new in sorted(spans):
+        reindented, offsets = reindent_continuations(new, line_indentation(text, start))
+        fresh += [start + shift + o for o in offsets]
+        delta = len(reindented) - (end - start)
+        deltas.append((start, end, delta))
+        shift += delta
+        out.append((start, end, reindented))
+    moved = []
+    for o in inserted:
+        if any(start <= o < end for start, end, _ in deltas):
+            continue
+        moved.append(o + sum(d for _, end, d in deltas if end <= o))
+    return out, sorted(moved + fresh)

@@ -23,6 +23,7 @@ from ...errors import ToolCancelled, ToolError
 from ...fsutil.commit import Change, commit, modifiable_error
 from ...fsutil.paths import not_found_error, os_error_message
 from ...fsutil.textio import TextFile, decode_bytes, new_text_file
+from ...syntax import Verdict, inside_literal, judge, parse, would_be_lines
 from ...textmatch import EditOutcome, EditRequest, apply_edits
 from .tools import ToolContext, ToolResponse
 
@@ -123,6 +124,65 @@ def verify_note(tiers: list[str], diff: str) -> str:
     return f"\nNote: {what}. Check that the change is what you intended:\n" + "\n".join(shown)
 
 
+# --- the syntax gate (see internal/syntax/gate.py and docs/structure.md) ----------------------
+
+
+def syntax_verdict(ctx: ToolContext, path: Path, before: str | None, after: str) -> Verdict | None:
+    """The gate's verdict on changing ``path`` from ``before`` (None: a new file) to ``after``;
+    None when the gate is off or has nothing to say."""
+    if ctx.config.syntax_gate == "off":
+        return None
+    return judge(before, after, str(path), cache=ctx.syntax_trees)
+
+
+def gate_refuses(ctx: ToolContext, verdict: Verdict | None) -> bool:
+    return verdict is not None and verdict.kind == "breaks" and ctx.config.syntax_gate == "refuse"
+
+
+def syntax_refusal(verdict: Verdict, display: str, after: str, tool: str) -> ToolError:
+    """The refusal of a change that leaves a clean file unparseable: where, the lines as they
+    would be, and how to proceed."""
+    first = verdict.errors[0] if verdict.errors else None
+    together = "one patch" if tool == "patch" else "one multiedit call (judged on its final result)"
+    text = (
+        f"Syntax check ({verdict.language}): this {tool} would leave {display} unparseable at line "
+        f"{verdict.where()} ({verdict.summary()}). The file parsed cleanly before, so nothing was written."
+    )
+    if first is not None:
+        text += f"\nThe lines as they would be:\n{would_be_lines(after, first.line)}"
+    text += (
+        "\nTo proceed: fix the new text so the result parses (match the indentation of the surrounding "
+        f"lines; view shows them). If this change is only valid together with other changes, make them all in "
+        f"{together}."
+    )
+    metadata: dict[str, Any] = {"error": "syntax_error", "language": verdict.language}
+    if first is not None:
+        metadata.update(line=first.line, column=first.column)
+    return ToolError(text, metadata)
+
+
+def syntax_warning(verdict: Verdict | None, *, new_file: bool = False) -> str:
+    """The note for a change the gate lets through with errors."""
+    if verdict is None:
+        return ""
+    if verdict.kind == "breaks":
+        why = "the file parsed cleanly before; the syntax gate is set to warn"
+    elif new_file:
+        why = "a new file"
+    else:
+        why = "the file already had syntax errors; these are new"
+    return f"\nWarning: syntax errors ({verdict.language}, {why}): {verdict.summary()}."
+
+
+def gate_change(ctx: ToolContext, path: Path, before: str | None, after: str, tool: str) -> str:
+    """Run the gate on one file: raise the refusal, or return the warning (or "")."""
+    verdict = syntax_verdict(ctx, path, before, after)
+    if gate_refuses(ctx, verdict):
+        assert verdict is not None
+        raise syntax_refusal(verdict, ctx.display(path), after, tool)
+    return syntax_warning(verdict, new_file=before is None)
+
+
 async def create_file(ctx: ToolContext, tool: str, file_path: str, content: str) -> ToolResponse:
     """The empty-old_string case shared by edit and multiedit."""
     path = ctx.resolve(file_path)
@@ -133,11 +193,12 @@ async def create_file(ctx: ToolContext, tool: str, file_path: str, content: str)
                 f"File already exists: {path}. To change it, read it with view and give a non-empty old_string."
             )
         new = new_text_file(content)
+        warning = gate_change(ctx, path, None, new.text, tool)
         metadata = diff_metadata("", new.text, ctx.display(path))
         await ctx.require_permission(tool, "write", str(path), f"create {ctx.display(path)}", metadata)
         await commit_changes(ctx, [Change("write", target, new.encode())])
     metadata.update(file_path=str(path), created=True, match="create", first_changed_line=1)
-    text = f"<result>\nFile created: {path}\n</result>"
+    text = f"<result>\nFile created: {path}{warning}\n</result>"
     return _response(text + await _diagnostics(ctx, path), metadata)
 
 
@@ -152,13 +213,14 @@ async def edit_file(ctx: ToolContext, tool: str, file_path: str, edits: list[Edi
     target = ctx.check_writable(path)
     display = ctx.display(path)
 
-    def prepare(check: Callable[[], None]) -> tuple[Loaded, EditOutcome, dict[str, Any]]:
+    def prepare(check: Callable[[], None]) -> tuple[Loaded, EditOutcome, str, dict[str, Any]]:
         old = load_for_change(ctx, target)
         outcome = apply_edits(old.text, edits, path=str(path), cancel=check)
-        return old, outcome, diff_metadata(old.text.text, outcome.file.text, display, cancel=check)
+        outcome, note = _gate_edit(ctx, path, tool, old, edits, outcome, check)
+        return old, outcome, note, diff_metadata(old.text.text, outcome.file.text, display, cancel=check)
 
     async with ctx.locks.hold([target]):
-        old, outcome, metadata = await in_thread(prepare, ctx.cancel)
+        old, outcome, note, metadata = await in_thread(prepare, ctx.cancel)
         await ctx.require_permission(tool, "write", str(path), f"edit {display}", {"diff": metadata["diff"]})
         await commit_changes(ctx, [Change("write", target, outcome.file.encode(), old.data)])
     metadata.update(
@@ -170,9 +232,47 @@ async def edit_file(ctx: ToolContext, tool: str, file_path: str, edits: list[Edi
     plural = "s" if outcome.replaced != 1 else ""
     text = (
         f"<result>\nEdited {path}: {outcome.replaced} replacement{plural}, first change at line "
-        f"{outcome.first_changed_line}.{verify_note(outcome.tiers, str(metadata['diff']))}\n</result>"
+        f"{outcome.first_changed_line}.{note}{verify_note(outcome.tiers, str(metadata['diff']))}\n</result>"
     )
     return _response(text + await _diagnostics(ctx, path), metadata)
+
+
+def _gate_edit(
+    ctx: ToolContext,
+    path: Path,
+    tool: str,
+    old: Loaded,
+    edits: list[EditRequest],
+    outcome: EditOutcome,
+    check: Callable[[], None],
+) -> tuple[EditOutcome, str]:
+    """The syntax gate for edits, with its one repair: a multi-line new_string written as if at
+    column 0, for a match that starts inside an indented line (the continuation lines then land
+    at column 0). If giving its continuation lines the matched line's indentation makes the file
+    parse — and puts no indentation inside a string literal — that is applied and said."""
+    verdict = syntax_verdict(ctx, path, old.text.text, outcome.file.text)
+    if verdict is None or verdict.kind != "breaks":
+        return outcome, syntax_warning(verdict)
+    retry = apply_edits(old.text, edits, path=str(path), cancel=check, reindent=True)
+    if retry.inserted_indents and retry.file.text != outcome.file.text:
+        again = syntax_verdict(ctx, path, old.text.text, retry.file.text)
+        parsed = retry.file.text
+        if again is None and not _indents_in_literals(ctx, path, parsed, retry.inserted_indents):
+            return retry, (
+                " Note: new_string's continuation lines were re-indented to the indentation of the line "
+                "its match starts on: applied literally, the file would not parse. Check the diff."
+            )
+    if gate_refuses(ctx, verdict):
+        raise syntax_refusal(verdict, ctx.display(path), outcome.file.text, tool)
+    return outcome, syntax_warning(verdict)
+
+
+def _indents_in_literals(ctx: ToolContext, path: Path, text: str, offsets: list[int]) -> bool:
+    parsed = parse(text, str(path), cache=ctx.syntax_trees)
+    if parsed is None:
+        return True  # cannot tell: do not repair
+    encoded = [len(text[:o].encode("utf-8", "surrogatepass")) for o in offsets]
+    return inside_literal(parsed, encoded)
 
 
 def _response(content: str, metadata: dict[str, Any]) -> ToolResponse:

@@ -32,6 +32,7 @@ from ...fsutil.locks import PathLocks
 from ...permission import PermissionRequest, PermissionService
 from ...shell.state import ShellState
 from ...state import StateDir
+from ...syntax.parse import SyntaxCache
 from .params import ParamsError, parse_params, schema_for
 
 log = logging.getLogger("toolsmith")
@@ -135,6 +136,8 @@ class ToolContext:
     state: StateDir = field(default=None)  # type: ignore[assignment]
     #: Where view found line starts in large files (see fsutil/line_index.py).
     line_indexes: LineIndexCache = field(default_factory=LineIndexCache)
+    #: The last syntax tree of files this session changed, for incremental reparsing.
+    syntax_trees: SyntaxCache = field(default_factory=SyntaxCache)
     #: The tools this session offers (built-ins unless a front door found custom ones).
     tools: ToolRegistry = field(default_factory=lambda: ToolRegistry())
 
