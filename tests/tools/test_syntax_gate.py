@@ -145,3 +145,28 @@ def test_config_key_is_validated(workspace: Path) -> None:
         Config.load(workspace, file=workspace / "c.toml", user=False)
     (workspace / "c.toml").write_text('[edit]\nsyntax_gate = "warn"\n')
     assert Config.load(workspace, file=workspace / "c.toml", user=False).syntax_gate == "warn"
+
+
+def test_gutter_copied_from_view_is_stripped_and_said(workspace: Path, run: Runner) -> None:
+    f = workspace / "g.py"
+    f.write_text("def f(x):\n    if x:\n        return 1\n    if x:\n        return 1\n")
+    read_then(run, "g.py")
+    # Ambiguous text, but the numbers name lines 4-5: only those change.
+    r = run("edit", {"file_path": "g.py", "old_string": "     4|    if x:\n     5|        return 1",
+                     "new_string": "     4|    if x:\n     5|        return 2"})  # fmt: skip
+    assert not r.is_error, r.content
+    assert f.read_text() == "def f(x):\n    if x:\n        return 1\n    if x:\n        return 2\n"
+    assert r.metadata["match"] == "line_number_gutter" and "gutter" in r.content
+
+
+def test_gutter_whose_numbers_do_not_name_the_match_is_refused(workspace: Path, run: Runner) -> None:
+    source = "a = 1\nb = 2\nc = 3\n"
+    f = workspace / "g.py"
+    f.write_text(source)
+    read_then(run, "g.py")
+    for old in ("     1|b = 2\n     2|c = 3", "     2|b = 2\n     4|c = 3"):
+        r = run("edit", {"file_path": "g.py", "old_string": old, "new_string": "b = 5\nc = 6"})
+        assert r.is_error and f.read_text() == source, old
+    # new_string without the gutter is taken as it is.
+    r = run("edit", {"file_path": "g.py", "old_string": "     2|b = 2\n     3|c = 3", "new_string": "b = 5\nc = 6"})
+    assert not r.is_error and f.read_text() == "a = 1\nb = 5\nc = 6\n"

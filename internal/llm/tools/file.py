@@ -115,6 +115,15 @@ def verify_note(tiers: list[str], diff: str) -> str:
             "old_string started after its line's indentation and new_string repeats it, so the whole line "
             "was replaced (the indentation is not doubled)"
         )
+    elif any(t.startswith("line_number_gutter") for t in loose):
+        what = (
+            "old_string carried view's line-number gutter (the 'NNNNNN|' prefix); it was stripped from "
+            "old_string and new_string, and the numbers confirmed the lines. Next time copy the text "
+            "without the gutter"
+        )
+        rest = sorted({p for t in loose for p in t.split("+")} - {"line_number_gutter"})
+        if rest:
+            what += f" (also tolerated: {', '.join(rest)})"
     else:
         what = f"old_string did not match exactly; it was matched tolerating {', '.join(loose)} differences"
     body = [line for line in diff.split("\n") if line and not line.startswith(("--- ", "+++ "))]
