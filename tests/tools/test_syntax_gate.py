@@ -170,3 +170,38 @@ def test_gutter_whose_numbers_do_not_name_the_match_is_refused(workspace: Path, 
     # new_string without the gutter is taken as it is.
     r = run("edit", {"file_path": "g.py", "old_string": "     2|b = 2\n     3|c = 3", "new_string": "b = 5\nc = 6"})
     assert not r.is_error and f.read_text() == "a = 1\nb = 5\nc = 6\n"
+
+
+FORMATTED = "import os\n\n\ndef a():\n    return 1\n\n\ndef b():\n    return 2\n"
+
+
+def test_edit_after_unrelated_outside_change_applies_and_says_so(workspace: Path, run: Runner) -> None:
+    f = workspace / "fmt.py"
+    f.write_text(FORMATTED)
+    read_then(run, "fmt.py")
+    f.write_text(FORMATTED.replace("import os\n", "import os\nimport sys\n"))  # a formatter/hook
+    r = run("edit", {"file_path": "fmt.py", "old_string": "    return 2", "new_string": "    return 3"})
+    assert not r.is_error, r.content
+    assert f.read_text() == FORMATTED.replace("import os\n", "import os\nimport sys\n").replace("return 2", "return 3")
+    assert r.metadata["reanchored"] is True and "had changed since you read it" in r.content
+    # The new content is recorded as read: the next edit needs no re-anchoring.
+    r = run("edit", {"file_path": "fmt.py", "old_string": "    return 1", "new_string": "    return 0"})
+    assert not r.is_error and "reanchored" not in r.metadata
+
+
+def test_edit_whose_region_changed_outside_is_refused(workspace: Path, run: Runner) -> None:
+    f = workspace / "fmt.py"
+    f.write_text(FORMATTED)
+    read_then(run, "fmt.py")
+    for outside in (
+        FORMATTED.replace("def b():\n    return 2", "def b():\n    x = 0\n    return 2"),  # touches the region
+        FORMATTED + "\n\ndef b():\n    return 2\n",  # now ambiguous
+        FORMATTED.replace("    return 2", "    return 22"),  # the text is gone
+    ):
+        f.write_text(outside)
+        r = run(
+            "edit",
+            {"file_path": "fmt.py", "old_string": "def b():\n    return 2", "new_string": "def b():\n    return 3"},
+        )
+        assert r.is_error and "modified since it was last read" in r.content, (outside, r.content)
+        assert f.read_text() == outside

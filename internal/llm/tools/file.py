@@ -20,11 +20,13 @@ from typing import Any
 from ...cancel import in_thread
 from ...diff import diff_metadata
 from ...errors import ToolCancelled, ToolError
+from ...file_tracker import content_digest
 from ...fsutil.commit import Change, commit, modifiable_error
 from ...fsutil.paths import not_found_error, os_error_message
 from ...fsutil.textio import TextFile, decode_bytes, new_text_file
 from ...syntax import Verdict, inside_literal, judge, parse, would_be_lines
-from ...textmatch import EditOutcome, EditRequest, apply_edits
+from ...textmatch import EditError, EditOutcome, EditRequest, apply_edits
+from ...textmatch.rebase import commutes
 from .tools import ToolContext, ToolResponse
 
 
@@ -37,10 +39,12 @@ class Loaded:
     text: TextFile
 
 
-def read_for_change(ctx: ToolContext, path: Path, *, writable: bool = True) -> tuple[bytes, os.stat_result]:
+def read_for_change(
+    ctx: ToolContext, path: Path, *, writable: bool = True, unchanged: bool = True
+) -> tuple[bytes, os.stat_result]:
     """The bytes of an existing file about to change (or be deleted, or moved): a regular file
-    this session read and that has not changed since — and, when its content is to change
-    (``writable``), one that may be written."""
+    this session read and (``unchanged``) that has not changed since — and, when its content is
+    to change (``writable``), one that may be written."""
     if path.is_dir():
         raise ToolError(f"Path is a directory, not a file: {path}")
     try:
@@ -54,13 +58,51 @@ def read_for_change(ctx: ToolContext, path: Path, *, writable: bool = True) -> t
         raise not_found_error(path) from None
     except OSError as exc:
         raise ToolError(os_error_message(exc, path)) from None
-    ctx.files.check_unchanged(path, data)
+    if unchanged:
+        ctx.files.check_unchanged(path, data)
     return data, st
 
 
 def load_for_change(ctx: ToolContext, path: Path) -> Loaded:
     data, _ = read_for_change(ctx, path)
     return Loaded(path, data, decode_bytes(data, path=str(path)))
+
+
+def load_for_edit(ctx: ToolContext, path: Path) -> tuple[Loaded, Loaded | None]:
+    """The file now, and — when it changed since this session read it whole — the content as
+    read (the base the model planned on), so the edit can be re-anchored. Otherwise as
+    :func:`load_for_change` (a file not read, or read only in part and changed, is refused)."""
+    data, _ = read_for_change(ctx, path, unchanged=False)
+    current = Loaded(path, data, decode_bytes(data, path=str(path)))
+    record = ctx.files.last_read(path)
+    snapshot = ctx.files.snapshot(path)
+    if record is None or snapshot is None or snapshot == data or record.digest != content_digest(snapshot):
+        ctx.files.check_unchanged(path, data)
+        return current, None
+    return current, Loaded(path, snapshot, decode_bytes(snapshot, path=str(path)))
+
+
+#: Said when an edit was applied to content that changed since the read.
+REANCHORED_NOTE = (
+    " Note: the file had changed since you read it (another program or session); the text you replaced was "
+    "unchanged and matched one place, so the edit was applied to the current content. View the file to see "
+    "the other changes."
+)
+
+
+def check_reanchor(
+    ctx: ToolContext, current: Loaded, base: Loaded, edits: list[EditRequest], outcome: EditOutcome,
+    check: Callable[[], None],
+) -> None:  # fmt: skip
+    """Refuse (as a change since the read) unless the edit planned on ``base`` lands the same
+    way on the current content, in lines the outside change left alone."""
+    try:
+        planned = apply_edits(base.text, edits, path=str(current.path), cancel=check)
+    except EditError:
+        planned = None
+    if planned is None or not commutes(base.text.text, planned.file.text, current.text.text, outcome.file.text):
+        ctx.files.check_unchanged(current.path, current.data)
+        raise ToolError(f"File {current.path} has been modified since it was last read. Read it again before editing.")
 
 
 async def commit_changes(ctx: ToolContext, changes: Sequence[Change], *, forget: Sequence[Path] = ()) -> None:
@@ -223,10 +265,22 @@ async def edit_file(ctx: ToolContext, tool: str, file_path: str, edits: list[Edi
     display = ctx.display(path)
 
     def prepare(check: Callable[[], None]) -> tuple[Loaded, EditOutcome, str, dict[str, Any]]:
-        old = load_for_change(ctx, target)
-        outcome = apply_edits(old.text, edits, path=str(path), cancel=check)
+        old, base = load_for_edit(ctx, target)
+        try:
+            outcome = apply_edits(old.text, edits, path=str(path), cancel=check)
+        except EditError:
+            if base is not None:  # the text is not in the file any more: the change since the read is why
+                ctx.files.check_unchanged(target, old.data)
+            raise
+        changed = ""
+        if base is not None:
+            check_reanchor(ctx, old, base, edits, outcome, check)
+            changed = REANCHORED_NOTE
         outcome, note = _gate_edit(ctx, path, tool, old, edits, outcome, check)
-        return old, outcome, note, diff_metadata(old.text.text, outcome.file.text, display, cancel=check)
+        metadata = diff_metadata(old.text.text, outcome.file.text, display, cancel=check)
+        if base is not None:
+            metadata["reanchored"] = True
+        return old, outcome, changed + note, metadata
 
     async with ctx.locks.hold([target]):
         old, outcome, note, metadata = await in_thread(prepare, ctx.cancel)
