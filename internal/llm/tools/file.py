@@ -253,6 +253,11 @@ async def create_file(ctx: ToolContext, tool: str, file_path: str, content: str)
     return _response(text + await _diagnostics(ctx, path), metadata)
 
 
+async def diagnostics_text(ctx: ToolContext, path: Path) -> str:
+    """The language servers' errors after a change to ``path``, as a block to append (or "")."""
+    return await _diagnostics(ctx, path)
+
+
 async def _diagnostics(ctx: ToolContext, path: Path) -> str:
     found = await ctx.diagnostics_after_change([path])
     return "\n\n" + found if found else ""

@@ -240,10 +240,11 @@ class Tool(ABC):
 
 
 #: The built-in tools. Modules are imported on first use so the CLI loads only the tool it runs.
-TOOL_MODULES: dict[str, str] = {
-    name: f".{name}"
-    for name in ("bash", "view", "write", "edit", "multiedit", "patch", "glob", "grep", "ls", "lsp", "fetch", "skill")
-}
+BUILTIN_TOOL_NAMES = (
+    *("bash", "view", "write", "edit", "multiedit", "patch", "glob", "grep", "ls", "lsp", "fetch", "skill"),
+    *("outline", "symbol_edit"),
+)
+TOOL_MODULES: dict[str, str] = {name: f".{name}" for name in BUILTIN_TOOL_NAMES}
 
 
 def tool_names() -> list[str]:
