@@ -10,6 +10,8 @@ Keys mirror the fields below; sections group some of them::
 
     max_output_lines = 2000
     allowed_dirs = ["../shared-fixtures"]      # relative paths: from the workspace root
+    [edit]
+    syntax_gate = "refuse"                   # or "warn", "off"
     [lsp]
     enabled = true
     [lsp.servers.basedpyright]
@@ -118,12 +120,18 @@ class Config:
     custom_tools: bool = True
     #: Built-in tools a custom tool of the same name may replace; any other clash is refused.
     tools_override: list[str] = field(default_factory=list)
+    #: What edit, multiedit, patch, write and symbol_edit do when a change would leave a file
+    #: that parsed cleanly unparseable: "refuse", "warn" (apply and name the errors) or "off"
+    #: (see docs/structure.md).
+    syntax_gate: str = "refuse"
     #: Where to append one JSON line per tool call (see internal/audit.py); ``None``: no audit log.
     audit_log: Path | None = None
     #: Parameter keys whose values the audit log replaces with "[redacted]", beside the defaults.
     audit_redact_keys: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        if self.syntax_gate not in ("refuse", "warn", "off"):
+            raise ConfigError(f'Config(syntax_gate=...) must be "refuse", "warn" or "off", got {self.syntax_gate!r}.')
         if self.lsp_servers:
             self.lsp_servers = check_lsp_servers(self.lsp_servers, "Config(lsp_servers=...)")
 
@@ -177,6 +185,15 @@ def _expect_str(value: Any) -> Any:
     return value
 
 
+def _expect_choice(*choices: str) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if value not in choices:
+            raise _Wrong(" or ".join(f'"{c}"' for c in choices), repr(value) if isinstance(value, str) else None)
+        return value
+
+    return check
+
+
 def _expect_strs(value: Any) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise _Wrong("a list of strings")
@@ -223,6 +240,7 @@ CONFIG_KEYS: dict[str, _Key] = {
     "tools.override": _Key("tools_override", _expect_strs),
     "audit.path": _Key("audit_log", _expect_str, "path"),
     "audit.redact_keys": _Key("audit_redact_keys", _expect_strs),
+    "edit.syntax_gate": _Key("syntax_gate", _expect_choice("refuse", "warn", "off")),
     "lsp.enabled": _Key("lsp_enabled", _expect_bool),
     "lsp.on_view": _Key("lsp_on_view", _expect_bool),
     "lsp.servers": _Key("lsp_servers", _expect_table),

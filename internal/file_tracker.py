@@ -14,6 +14,7 @@ import datetime as dt
 import hashlib
 import os
 import time
+from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,10 @@ from typing import Any
 from .errors import ToolError
 
 MUST_READ = "You must read the file before editing it. Use the view tool first."
+#: Contents kept of files read whole (for re-anchoring an edit after an outside change): files
+#: up to this size, and this many files per session, the least recently read dropped first.
+MAX_SNAPSHOT_BYTES = 2 * 1024 * 1024
+MAX_SNAPSHOTS = 32
 
 
 def content_digest(data: bytes) -> str:
@@ -56,6 +61,8 @@ class FileTracker:
 
     def __init__(self) -> None:
         self._records: dict[str, ReadRecord] = {}
+        #: The bytes as last read, for files read whole (in memory only; not in to_json).
+        self._snapshots: OrderedDict[str, bytes] = OrderedDict()
 
     @staticmethod
     def _key(path: Path) -> str:
@@ -71,12 +78,21 @@ class FileTracker:
         """
         st = st or os.stat(path)
         digest = content_digest(data) if data is not None else None
-        self._records[self._key(path)] = ReadRecord(
-            time.time_ns(), st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino, digest
-        )
+        key = self._key(path)
+        self._records[key] = ReadRecord(time.time_ns(), st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino, digest)
+        self._snapshots.pop(key, None)
+        if data is not None and len(data) <= MAX_SNAPSHOT_BYTES:
+            self._snapshots[key] = data
+            while len(self._snapshots) > MAX_SNAPSHOTS:
+                self._snapshots.popitem(last=False)
 
     def forget(self, path: Path) -> None:
         self._records.pop(self._key(path), None)
+        self._snapshots.pop(self._key(path), None)
+
+    def snapshot(self, path: Path) -> bytes | None:
+        """The bytes this session last read of ``path`` (whole), if kept."""
+        return self._snapshots.get(self._key(path))
 
     def last_read(self, path: Path) -> ReadRecord | None:
         return self._records.get(self._key(path))

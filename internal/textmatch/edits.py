@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..fsutil.textio import TextFile, normalize_eol
 from .errors import EditError, ambiguous, not_found
-from .lines import Replacement, Text
+from .lines import MatchResult, Replacement, Text
 from .tiers import find
 
 
@@ -30,6 +31,8 @@ def plan_edit(
     f = Text(content, cancel) if cancel is not None else Text(content)
     result = find(f, old, new)
     if result is None:
+        result = _gutter_match(f, old, new)
+    if result is None:
         raise not_found(f, old, new, path)
     if len(result.replacements) > 1 and not replace_all:
         raise ambiguous(f, result)
@@ -42,6 +45,46 @@ def plan_edit(
                 "old_string and new_string with the file's own indentation (use view)."
             )
     return EditPlan(result.tier, result.replacements)
+
+
+#: view's line-number gutter: the number right-aligned in 6 columns, then "|".
+_GUTTER = re.compile(r"^ *(\d+)\|")
+#: The tier name reported when the gutter was stripped.
+GUTTER_TIER = "line_number_gutter"
+
+
+def _gutter_match(f: Text, old: str, new: str) -> MatchResult | None:
+    """old_string copied from view with its line numbers: when every line carries the gutter,
+    the numbers are consecutive, and without them old_string matches (by any tier) at exactly
+    the line the first number names, that match is used; new_string loses the gutter on the
+    lines that carry it. The numbers pick the place, so several matches elsewhere do not matter."""
+    lines = old.split("\n")
+    if lines and lines[-1] == "" and len(lines) > 1:
+        lines = lines[:-1]
+    numbers: list[int] = []
+    for line in lines:
+        found = _GUTTER.match(line)
+        if found is None:
+            return None
+        numbers.append(int(found.group(1)))
+    if numbers != list(range(numbers[0], numbers[0] + len(numbers))):
+        return None
+    stripped_old = _strip_gutter(old)
+    stripped_new = _strip_gutter(new)
+    if not stripped_old.strip():
+        return None
+    result = find(f, stripped_old, stripped_new)
+    if result is None:
+        return None
+    at_line = [r for r in result.replacements if f.text.count("\n", 0, r.start) + 1 == numbers[0]]
+    if len(at_line) != 1:
+        return None
+    tier = GUTTER_TIER if result.tier == "exact" else f"{GUTTER_TIER}+{result.tier}"
+    return MatchResult(tier, at_line)
+
+
+def _strip_gutter(text: str) -> str:
+    return "\n".join(_GUTTER.sub("", line, count=1) for line in text.split("\n"))
 
 
 def apply_plan(content: str, plan: EditPlan) -> str:
@@ -67,16 +110,52 @@ class EditOutcome:
     tiers: list[str]
     replaced: int
     first_changed_line: int
+    #: With ``reindent``: offsets in the final LF text where indentation was inserted.
+    inserted_indents: list[int] = dataclasses.field(default_factory=list)
+
+
+def reindent_continuations(new: str, indent: str) -> tuple[str, list[int]]:
+    """``new`` with ``indent`` put before each non-blank line after its first, and the offsets
+    (in the result) where indentation was inserted. Lines already carrying ``indent`` count as
+    written for the file's column: when all of them do, nothing changes."""
+    lines = new.split("\n")
+    rest = [line for line in lines[1:] if line.strip()]
+    if not rest or not indent or all(line.startswith(indent) for line in rest):
+        return new, []
+    out, inserted, offset = [lines[0]], [], len(lines[0]) + 1
+    for line in lines[1:]:
+        if line.strip():
+            inserted.append(offset)
+            line = indent + line
+        out.append(line)
+        offset += len(line) + 1
+    return "\n".join(out), inserted
+
+
+def line_indentation(text: str, offset: int) -> str:
+    """The leading whitespace of the line holding ``offset``."""
+    start = text.rfind("\n", 0, offset) + 1
+    line = text[start:offset]
+    return line[: len(line) - len(line.lstrip(" \t"))]
 
 
 def apply_edits(
-    file: TextFile, edits: list[EditRequest], *, path: str, cancel: Callable[[], None] | None = None
+    file: TextFile,
+    edits: list[EditRequest],
+    *,
+    path: str,
+    cancel: Callable[[], None] | None = None,
+    reindent: bool = False,
 ) -> EditOutcome:
     """Apply ``edits`` in order to the evolving text; raise on the first that cannot apply.
 
     Each edit is spliced into the raw text, so line endings outside the spans never change.
+    ``reindent``: each multi-line replacement's continuation lines get the indentation of the
+    line its match starts on (the syntax gate's retry for a new_string written as if at column
+    0); ``EditOutcome.inserted_indents`` then lists where, in the final LF text.
     """
     tiers: list[str] = []
+    inserted: list[int] = []
     replaced = 0
     first_changed: int | None = None
     for index, edit in enumerate(edits):
@@ -90,7 +169,33 @@ def apply_edits(
         line = file.text.count("\n", 0, plan.replacements[0].start) + 1
         first_changed = line if first_changed is None else min(first_changed, line)
         spans = [(r.start, r.end, r.text) for r in plan.replacements if r.text is not None]
+        if reindent:
+            spans, inserted = _reindented(file.text, spans, inserted)
         file = dataclasses.replace(file, raw=file.splice(spans, cancel))
         tiers.append(plan.tier)
         replaced += len(plan.replacements)
-    return EditOutcome(file, tiers, replaced, first_changed or 1)
+    return EditOutcome(file, tiers, replaced, first_changed or 1, inserted)
+
+
+def _reindented(
+    text: str, spans: list[tuple[int, int, str]], inserted: list[int]
+) -> tuple[list[tuple[int, int, str]], list[int]]:
+    """Re-indent each span's continuation lines; carry earlier insertion offsets through the
+    spans (an offset inside a replaced span is gone with it)."""
+    out: list[tuple[int, int, str]] = []
+    deltas: list[tuple[int, int, int]] = []
+    fresh: list[int] = []
+    shift = 0
+    for start, end, new in sorted(spans):
+        reindented, offsets = reindent_continuations(new, line_indentation(text, start))
+        fresh += [start + shift + o for o in offsets]
+        delta = len(reindented) - (end - start)
+        deltas.append((start, end, delta))
+        shift += delta
+        out.append((start, end, reindented))
+    moved = []
+    for o in inserted:
+        if any(start <= o < end for start, end, _ in deltas):
+            continue
+        moved.append(o + sum(d for _, end, d in deltas if end <= o))
+    return out, sorted(moved + fresh)

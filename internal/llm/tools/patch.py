@@ -15,7 +15,7 @@ from ...diff.unified import looks_unified, parse_unified
 from ...errors import ToolError
 from ...fsutil.commit import Change, modifiable_error
 from ...fsutil.textio import TextFile, decode_bytes, new_text_file
-from .file import commit_changes, guard_notebooks, read_for_change
+from .file import commit_changes, gate_change, guard_notebooks, read_for_change
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 
@@ -76,6 +76,8 @@ class _Planned:
     #: The relaxed matching passes any chunk needed.
     passes: list[str]
     changes: list[Change]
+    #: The syntax gate's warning for this file ("" when it has none).
+    warning: str = ""
 
 
 class PatchTool(Tool):
@@ -94,6 +96,10 @@ class PatchTool(Tool):
                 check()
                 planned.append(self._plan(op, ctx))
             guard_notebooks([c for p in planned for c in p.changes])
+            for plan in planned:  # the gate judges each file's final state, before anything is written
+                if plan.new is not None and (plan.old is None or plan.new.text != plan.old.text):
+                    before = plan.old.text if plan.old is not None else None
+                    plan.warning = gate_change(ctx, plan.target, before, plan.new.text, self.name)
             return planned, self._describe(planned, ctx, check)
 
         async with ctx.locks.hold(paths):
@@ -114,6 +120,9 @@ class PatchTool(Tool):
             fuzz = max(meta["fuzz"], default=0)
             note = f" (fuzz {fuzz}: context matched with {meta['passes']}; check the result)" if fuzz else ""
             text += f"\n  {meta['operation']}: {meta['path']}{note}"
+        for plan in planned:
+            if plan.warning:
+                text += f"\n{ctx.display(plan.target)}: {plan.warning.lstrip()}"
         diagnostics = await ctx.diagnostics_after_change([p.target for p in planned if p.new is not None])
         if diagnostics:
             text += "\n\n" + diagnostics

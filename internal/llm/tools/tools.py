@@ -32,6 +32,7 @@ from ...fsutil.locks import PathLocks
 from ...permission import PermissionRequest, PermissionService
 from ...shell.state import ShellState
 from ...state import StateDir
+from ...syntax.parse import SyntaxCache
 from .params import ParamsError, parse_params, schema_for
 
 log = logging.getLogger("toolsmith")
@@ -138,6 +139,8 @@ class ToolContext:
     state: StateDir = field(default=None)  # type: ignore[assignment]
     #: Where view found line starts in large files (see fsutil/line_index.py).
     line_indexes: LineIndexCache = field(default_factory=LineIndexCache)
+    #: The last syntax tree of files this session changed, for incremental reparsing.
+    syntax_trees: SyntaxCache = field(default_factory=SyntaxCache)
     #: The tools this session offers (built-ins unless a front door found custom ones).
     tools: ToolRegistry = field(default_factory=lambda: ToolRegistry())
 
@@ -243,13 +246,11 @@ class Tool(ABC):
 
 
 #: The built-in tools. Modules are imported on first use so the CLI loads only the tool it runs.
-TOOL_MODULES: dict[str, str] = {
-    name: f".{name}"
-    for name in (
-        "bash", "view", "write", "edit", "multiedit", "patch", "notebook_edit",
-        "glob", "grep", "ls", "lsp", "fetch", "skill",
-    )
-}
+BUILTIN_TOOL_NAMES = (
+    *("bash", "view", "write", "edit", "multiedit", "patch", "notebook_edit", "glob", "grep", "ls", "lsp"),
+    *("fetch", "skill", "outline", "symbol_edit"),
+)
+TOOL_MODULES: dict[str, str] = {name: f".{name}" for name in BUILTIN_TOOL_NAMES}
 
 
 def tool_names() -> list[str]:

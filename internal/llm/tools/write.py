@@ -12,7 +12,7 @@ from ...diff import diff_metadata
 from ...errors import ToolError
 from ...fsutil.commit import Change
 from ...fsutil.textio import BinaryFileError, TextFile, new_text_file, normalize_eol
-from .file import Loaded, commit_changes, guard_notebooks, load_for_change
+from .file import Loaded, commit_changes, gate_change, guard_notebooks, load_for_change
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 
@@ -50,7 +50,7 @@ class WriteTool(Tool):
         target = ctx.check_writable(path)
         display = ctx.display(path)
 
-        def prepare(check: Callable[[], None]) -> tuple[Loaded | None, TextFile, dict[str, Any]]:
+        def prepare(check: Callable[[], None]) -> tuple[Loaded | None, TextFile, str, dict[str, Any]]:
             old: Loaded | None = None
             if os.path.lexists(target):
                 try:
@@ -61,10 +61,11 @@ class WriteTool(Tool):
                     raise ToolError(f"File {path} already contains the exact content. No changes made.")
             new = new_text_file(params.content, like=old.text if old else None)
             guard_notebooks([Change("write", target, new.encode(), old.data if old else None)])
-            return old, new, diff_metadata(old.text.text if old else "", new.text, display, cancel=check)
+            warning = gate_change(ctx, path, old.text.text if old else None, new.text, self.name)
+            return old, new, warning, diff_metadata(old.text.text if old else "", new.text, display, cancel=check)
 
         async with ctx.locks.hold([target]):
-            old, new, metadata = await in_thread(prepare, ctx.cancel)
+            old, new, warning, metadata = await in_thread(prepare, ctx.cancel)
             action = "overwrite" if old else "create"
             await ctx.require_permission(
                 self.name, "write", str(path), f"{action} {display}", {"diff": metadata["diff"]}
@@ -72,7 +73,7 @@ class WriteTool(Tool):
             await commit_changes(ctx, [Change("write", target, new.encode(), old.data if old else None)])
         metadata.update(file_path=str(path), created=old is None, encoding=new.encoding)
         verb = "created" if old is None else "written"
-        content = f"<result>\nFile successfully {verb}: {path}\n</result>"
+        content = f"<result>\nFile successfully {verb}: {path}{warning}\n</result>"
         diagnostics = await ctx.diagnostics_after_change([path])
         if diagnostics:
             content += "\n\n" + diagnostics

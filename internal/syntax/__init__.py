@@ -1,0 +1,30 @@
+"""The syntax layer: tree-sitter parses of files, without a language server.
+
+- :mod:`.languages`: which grammar reads a file (by extension);
+- :mod:`.parse`: bounded parsing (size and time limits), a per-session cache of trees for
+  incremental reparsing, and the first syntax errors of a tree as line:column;
+- :mod:`.gate`: the syntax gate every content-changing tool runs;
+- :mod:`.outline`: symbols (kind, name path, line range, signature line) of a file.
+
+Importing this package does not import tree-sitter: that happens on the first parse.
+"""
+
+from .gate import GATE_MODES, GateMode, Verdict, judge, would_be_lines
+from .languages import language_for
+from .parse import MAX_PARSE_BYTES, MAX_PARSE_SECONDS, Parsed, SyntaxCache, SyntaxIssue, inside_literal, parse
+
+__all__ = [
+    "GATE_MODES",
+    "MAX_PARSE_BYTES",
+    "MAX_PARSE_SECONDS",
+    "GateMode",
+    "Parsed",
+    "SyntaxCache",
+    "SyntaxIssue",
+    "Verdict",
+    "inside_literal",
+    "judge",
+    "language_for",
+    "parse",
+    "would_be_lines",
+]
