@@ -6,8 +6,11 @@
 (``python -m cmd.mcp`` from a checkout is the same.) Built on the official ``mcp`` SDK's
 low-level server, so each tool is declared with the one schema the other front doors use.
 
-- **Results**: the text the model reads as text content, images as image content, the metadata
-  as ``structuredContent``; a tool failure is a result with ``isError`` (never a protocol error).
+- **Results**: text first — ``content`` is what the model reads: the tool's text, then its images
+  as image blocks. No ``structuredContent`` (the tools declare no ``outputSchema``, and hosts that
+  prefer structured content would show the metadata instead of the result); the metadata (diff,
+  exit code, paths, error code) rides in ``_meta`` under ``META_KEY``. A tool failure is a result
+  with ``isError`` (never a protocol error).
 - **Annotations**: ``readOnlyHint``, ``destructiveHint``, ``idempotentHint``, ``openWorldHint``
   (fetch, bash and custom tools) and a title.
 - **Progress**: when a call carries a progress token, the tool's progress (bash output, fetch
@@ -78,6 +81,9 @@ SHUTDOWN_GRACE_S = 3
 #: Closing one session's language servers on shutdown waits at most this long.
 CLOSE_TIMEOUT_S = 5.0
 STDIO_KEY = "stdio"
+#: The ``_meta`` key of a result that carries the tool's metadata (a prefixed name, as the MCP
+#: spec asks of implementation-specific ``_meta`` keys).
+META_KEY = "toolsmith/metadata"
 
 INSTRUCTIONS = (
     "Coding tools for the workspace {workspace}: read files with view, search with grep and glob, "
@@ -345,9 +351,13 @@ def _mcp_tool(info: ToolInfo) -> types.Tool:
 
 
 def _result(response: ToolResponse) -> types.CallToolResult:
-    content: list[Any] = [types.TextContent(text=response.content)]
+    """Text first, images after; the metadata in ``_meta``, never as ``structuredContent`` (which
+    the spec pairs with a declared ``outputSchema`` and which some hosts show instead of content)."""
+    content: list[Any] = []
+    if response.content or not response.images:
+        content.append(types.TextContent(text=response.content))
     content += [types.ImageContent(data=i.data_base64, mime_type=i.media_type) for i in response.images]
-    return types.CallToolResult(content=content, structured_content=response.metadata, is_error=response.is_error)
+    return types.CallToolResult(content=content, is_error=response.is_error, _meta={META_KEY: response.metadata})
 
 
 async def _client_roots(ctx: ServerRequestContext[Any]) -> list[Path]:

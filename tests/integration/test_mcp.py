@@ -155,7 +155,7 @@ def test_view_then_edit_returns_the_diff(kind: str, workspace: Path, tmp_path: P
     viewed, edited = run(main())
     assert "     2|y = 2" in text(viewed) and viewed.is_error is False
     assert edited.is_error is False and "Edited" in text(edited)
-    assert "-y = 2\n+y = 3" in edited.structured_content["diff"]
+    assert "-y = 2\n+y = 3" in (edited.meta or {})["toolsmith/metadata"]["diff"]
     assert (workspace / "a.py").read_text() == "x = 1\ny = 3\n"
 
 
