@@ -67,6 +67,7 @@ bench: $(STAMP)
 	$(PY) bench/bash.py
 	$(PY) bench/lsp.py
 	$(PY) bench/mcp_server.py
+	$(PY) bench/mcp_startup.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .typecheck $(LSP_DIR)

@@ -10,6 +10,7 @@ loaded from a state directory, which is how the CLI carries a ``--session`` acro
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -97,6 +98,11 @@ class Session:
         self.ctx = ctx
         if lsp is None and ctx.config.lsp_enabled:
             ctx.lsp = _default_lsp(ctx)
+        #: Calls running now, and when the last one ended (monotonic): what idleness is.
+        self.running = 0
+        self.last_call = time.monotonic()
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._idle_stop: asyncio.Future[None] | None = None
 
     @property
     def session_id(self) -> str:
@@ -117,13 +123,47 @@ class Session:
         log when there is one.
         """
         started = time.time()
+        await self._call_starts()
         try:
             response = await self._run(tool, params, cancel, progress)
         except BaseException:
             self._audit(started, tool, params, ToolResponse("", is_error=True, metadata={"aborted": True}))
             raise
+        finally:
+            self._call_ends()
         self._audit(started, tool, params, response)
         return response
+
+    # --- idleness: language servers stop after config.lsp_idle_s without a call ---
+
+    async def _call_starts(self) -> None:
+        self.running += 1
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        if self._idle_stop is not None:  # servers being stopped: let that finish, then restart
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._idle_stop)
+            self._idle_stop = None
+
+    def _call_ends(self) -> None:
+        self.running -= 1
+        self.last_call = time.monotonic()
+        idle_s = self.ctx.config.lsp_idle_s
+        if self.running == 0 and idle_s > 0 and self.ctx.lsp is not None:
+            self._idle_timer = asyncio.get_running_loop().call_later(idle_s, self._on_idle)
+
+    def _on_idle(self) -> None:
+        self._idle_timer = None
+        if self.running == 0 and self._idle_stop is None:
+            log.info("session %s idle for %s s: stopping its language servers", self.session_id,
+                     self.ctx.config.lsp_idle_s)  # fmt: skip
+            self._idle_stop = asyncio.ensure_future(self.stop_language_servers())
+
+    async def stop_language_servers(self) -> None:
+        """Stop this session's language servers now; the next call that needs one starts it."""
+        if self.ctx.lsp is not None:
+            await self.ctx.lsp.close()
 
     def _audit(self, started: float, tool: str, params: Any, response: ToolResponse) -> None:
         if self.audit is not None:
@@ -179,6 +219,12 @@ class Session:
         return available_skills_xml(self.ctx.workspace, list(self.ctx.config.skill_paths))
 
     async def close(self) -> None:
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        if self._idle_stop is not None:
+            with contextlib.suppress(Exception):
+                await self._idle_stop
         if self.ctx.lsp is not None:
             await self.ctx.lsp.close()
         if self._owns_audit and self.audit is not None:

@@ -236,7 +236,7 @@ def test_stdin_closing_stops_running_commands_and_language_servers(workspace: Pa
         assert server.stdout is not None and b'"id":1' in server.stdout.readline().replace(b" ", b"")
         _rpc(server, {"jsonrpc": "2.0", "method": "notifications/initialized"})
         _rpc(server, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                      "params": {"name": "view", "arguments": {"file_path": "a.mark"}}})  # fmt: skip
+                      "params": {"name": "write", "arguments": {"file_path": "b.mark", "content": "x\n"}}})  # fmt: skip
         assert b'"id":2' in server.stdout.readline().replace(b" ", b"")
         _rpc(server, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                       "params": {"name": "bash", "arguments": {"command": f"sleep 1000; : {token}"}}})  # fmt: skip
