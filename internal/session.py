@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .cancel import CancelToken
+from .checkpoints import ChangeLog, FileChange, RewindResult
 from .config import Config
 from .file_tracker import FileTracker
 from .fsutil.atomic import atomic_write
@@ -73,6 +74,9 @@ class Session:
         audit: AuditLog | None = None,
     ) -> None:
         root = Path(os.path.realpath(workspace))
+        if not root.is_dir():
+            what = "is not a directory" if root.exists() else "does not exist"
+            raise ValueError(f"Session workspace {os.fspath(workspace)!r} {what}: give an existing directory.")
         config = config or Config()
         ctx = ToolContext(
             workspace=root,
@@ -96,6 +100,11 @@ class Session:
         if progress is not None:
             ctx.progress = progress
         self.ctx = ctx
+        self._change_log = ChangeLog(
+            lambda: ctx.state.location() / "sessions" / ctx.session_id / "changes",
+            lambda: ctx.state.directory("sessions", ctx.session_id, "changes"),
+        )
+        ctx.on_commit = self._change_log.record
         if lsp is None and ctx.config.lsp_enabled:
             ctx.lsp = _default_lsp(ctx)
         #: Calls running now, and when the last one ended (monotonic): what idleness is.
@@ -190,6 +199,42 @@ class Session:
             return
         for line in recover(journal_dir, self.ctx.workspace):
             log.warning("recovered an interrupted change: %s", line)
+
+    # --- checkpoints: undo what this session's file tools changed (see checkpoints.py) ---
+
+    def checkpoint(self) -> str:
+        """Mark this point of the session; :meth:`rewind` to the id returned puts back every file
+        the session's file tools create, change, move or delete from now on. Kept in the state
+        directory, so a ``--session`` carries it across CLI processes."""
+        return self._change_log.checkpoint()
+
+    def changes(self, since: str) -> list[FileChange]:
+        """The files the session's tools changed since checkpoint ``since`` (net, one per path)."""
+        return self._change_log.changes(since)
+
+    async def rewind(self, checkpoint_id: str, force: bool = False) -> RewindResult:
+        """Put back every file the session's tools changed since ``checkpoint_id``, in one
+        all-or-nothing commit. A file someone else changed since the session's tools last did is
+        reported in ``conflicts`` and left alone, unless ``force``. Raises :class:`ToolError` for
+        an unknown checkpoint or a failed commit (then nothing was changed)."""
+        from .fsutil.commit import commit
+
+        self._recover()
+        log_ = self._change_log
+        planned, conflicts, kept = await asyncio.to_thread(log_.plan_rewind, checkpoint_id, force=force)
+        ctx = self.ctx
+        if planned:
+            stats = await asyncio.to_thread(
+                commit, planned, roots=ctx.writable_roots(), journal_dir=ctx.state.directory("journal"),
+                workspace=ctx.workspace,
+            )  # fmt: skip
+            for change in planned:
+                if change.path in stats and change.data is not None:
+                    ctx.files.record_read(change.path, change.data, stats[change.path])
+                else:
+                    ctx.files.forget(change.path)
+        await asyncio.to_thread(log_.rewound, checkpoint_id, kept)
+        return RewindResult(checkpoint_id, [c.path for c in planned], conflicts)
 
     def tools(self, policy: ToolPolicy | None = None) -> list[ToolInfo]:
         """What to declare to the model: the session's tools (built-in and custom) that
