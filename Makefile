@@ -56,7 +56,7 @@ unit: $(STAMP) system-deps lsp-servers
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: the suite is misconfigured"; fi; \
 	exit $$rc
 
-# Every ratio of the README's benchmark table, end to end through Session.run or the CLI.
+# Every ratio of the benchmark table (docs/benchmarks.md), end to end through Session.run or the CLI.
 bench: $(STAMP)
 	$(PY) bench/cli_startup.py
 	$(PY) bench/view_paging.py
