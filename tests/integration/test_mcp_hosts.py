@@ -129,3 +129,18 @@ def test_an_idle_session_is_closed_and_frees_its_slot(workspace: Path, tmp_path:
     finally:
         server.stop()
     assert not served.is_error and text(served) == "served"
+
+
+def test_the_server_module_loads_no_tool_before_initialize() -> None:
+    """What `initialize` waits for is the SDK's import alone: the tools, the session and the
+    language-server layer load on the first listing or call (bench/mcp_startup.py measures it)."""
+    probe = (
+        "import sys, toolsmith.mcp_server as m; "
+        "print(sorted(n for n in sys.modules if n.startswith(('toolsmith.llm', 'toolsmith.session', "
+        "'toolsmith.lsp', 'toolsmith.shell'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=WAIT_S, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
