@@ -65,7 +65,7 @@ unit: $(STAMP) system-deps lsp-servers
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: the suite is misconfigured"; fi; \
 	exit $$rc
 
-# Every ratio of the README's benchmark table, end to end through Session.run or the CLI.
+# Every ratio of the benchmark table (docs/benchmarks.md), end to end through Session.run or the CLI.
 bench: $(STAMP)
 	$(PY) bench/cli_startup.py
 	$(PY) bench/view_paging.py
@@ -76,6 +76,7 @@ bench: $(STAMP)
 	$(PY) bench/bash.py
 	$(PY) bench/lsp.py
 	$(PY) bench/mcp_server.py
+	$(PY) bench/mcp_startup.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .typecheck $(LSP_DIR)

@@ -3,6 +3,8 @@
     toolsmith [--cwd DIR] [--session ID] [--config FILE] [--json] [--no-lsp] <tool> ['<json>' | -]
     toolsmith [--cwd DIR] [--profile P] --list | --schema [--format anthropic|openai|openai-chat|gemini] | --version
     toolsmith [--cwd DIR] [--session ID] --batch FILE|-
+    toolsmith help TOOL | toolsmith TOOL --help | toolsmith --schema TOOL   # one tool's parameters
+    toolsmith --session ID --checkpoint | --changes CHECKPOINT | --rewind CHECKPOINT [--force]
 
 (``python -m toolsmith`` and, from the repository root, ``python -m cmd.tools`` are the same.)
 Exit codes: 0 the tool succeeded, 1 the tool returned an error, 2 usage or invalid parameters.
@@ -43,7 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print the whole response envelope as JSON")
     parser.add_argument("--no-lsp", action="store_true", help="do not start language servers for diagnostics")
     parser.add_argument("--list", action="store_true", help="list the tools with what each does")
-    parser.add_argument("--schema", action="store_true", help="print every tool's name, description and parameters")
+    parser.add_argument(
+        "--schema", action="store_true", help="print every tool's (or one named tool's) description and parameters"
+    )
     parser.add_argument(
         "--format",
         choices=PROVIDER_FORMATS,
@@ -61,7 +65,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--batch", metavar="FILE", help='run a JSONL file of {"tool", "params", "id"?} calls ("-": stdin)'
     )
-    parser.add_argument("tool", nargs="?", help="tool name")
+    parser.add_argument("--checkpoint", action="store_true", help="with --session: mark a checkpoint, print its id")
+    parser.add_argument("--changes", metavar="CHECKPOINT", help="with --session: the files changed since CHECKPOINT")
+    parser.add_argument(
+        "--rewind", metavar="CHECKPOINT", help="with --session: put back every file changed since CHECKPOINT"
+    )
+    parser.add_argument("--force", action="store_true", help="with --rewind: overwrite files changed by others too")
+    parser.add_argument("tool", nargs="?", help="tool name (help TOOL: the tool's description and parameters)")
     parser.add_argument("params", nargs="?", help="parameters as JSON, or - to read them from stdin")
     return parser
 
@@ -83,7 +93,18 @@ def _exit_code(envelope: dict[str, Any]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    wants_help = any(word in ("-h", "--help") for word in words)
+    parser = _parser()
+    args = parser.parse_args([word for word in words if word not in ("-h", "--help")] if wants_help else words)
+    if wants_help and not args.tool:
+        parser.print_help()
+        return EXIT_OK
+    if args.tool == "help" or wants_help:
+        args.schema, args.help_tool = True, args.params if args.tool == "help" else args.tool
+        if not args.help_tool:
+            parser.print_help()
+            return EXIT_OK
     try:
         return asyncio.run(_main(args, sys.stdin, sys.stdout))
     except KeyboardInterrupt:
@@ -126,6 +147,9 @@ async def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
         config = Config.load(cwd, file=args.config, **overrides)
         if args.list or args.schema:
             return _describe_tools(args, cwd, config, stdout)
+        session_commands = [f"--{name}" for name in ("checkpoint", "changes", "rewind") if getattr(args, name)]
+        if session_commands and not args.session:
+            return _usage(f"{session_commands[0]} needs --session ID (checkpoints belong to a session)")
         session = Session(cwd, session_id=args.session, config=config, profile=args.profile)
     except (ConfigError, ValueError) as exc:
         return _usage(str(exc))
@@ -136,6 +160,8 @@ async def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     if args.session:
         session.load_state()
     try:
+        if args.checkpoint or args.changes or args.rewind:
+            return await _checkpoint_command(session, args, stdout)
         if args.batch:
             return await _run_batch(session, args.batch, stdin, stdout)
         if not args.tool:
@@ -160,6 +186,15 @@ def _describe_tools(args: argparse.Namespace, cwd: Path, config: Any, stdout: Te
 
     registry = ToolRegistry.for_workspace(Path(os.path.realpath(cwd)), config, args.profile)
     tools = [tool.info() for tool in registry.tools()]
+    named = getattr(args, "help_tool", None) or (args.tool if args.schema else None)
+    if named is not None:
+        tools = [info for info in tools if info.name == named]
+        if not tools:
+            known = ", ".join(tool.name for tool in registry.tools())
+            return _usage(f"unknown tool '{named}'. Tools: {known}")
+        if getattr(args, "help_tool", None):
+            stdout.write(tool_help(tools[0]))
+            return EXIT_OK
     if args.list:
         for info in tools:
             stdout.write(f"{info.name:<12} {first_sentence(info.description)}\n")
@@ -169,10 +204,49 @@ def _describe_tools(args: argparse.Namespace, cwd: Path, config: Any, stdout: Te
         stdout.write(json.dumps(declarations(args.format, tools), indent=2, ensure_ascii=False) + "\n")
     else:
         described = [{"name": i.name, "description": i.description, "parameters": i.parameters} for i in tools]
-        stdout.write(json.dumps(described, indent=2, ensure_ascii=False) + "\n")
+        shown: Any = described[0] if named is not None else described  # --schema TOOL: that tool alone
+        stdout.write(json.dumps(shown, indent=2, ensure_ascii=False) + "\n")
     for problem in registry.problems:
         sys.stderr.write(f"toolsmith: {problem}\n")
     return EXIT_OK
+
+
+def tool_help(info: Any) -> str:
+    """``toolsmith help TOOL``: the description the model reads, then each parameter."""
+    schema = info.parameters
+    required = set(schema.get("required", []))
+    lines = [f"{info.name}: {info.title}", "", info.description.rstrip(), "", "Parameters:"]
+    for name, spec in schema.get("properties", {}).items():
+        kind = spec.get("type", "any")
+        kind = "/".join(kind) if isinstance(kind, list) else kind
+        flag = "required" if name in required else "optional"
+        lines.append(f"  {name} ({kind}, {flag})")
+        if spec.get("description"):
+            lines.append(f"      {' '.join(spec['description'].split())}")
+    if not schema.get("properties"):
+        lines.append("  (none)")
+    lines += ["", f"Run: toolsmith {info.name} '<json>'   (the parameters as one JSON object)"]
+    return "\n".join(lines) + "\n"
+
+
+async def _checkpoint_command(session: Any, args: argparse.Namespace, stdout: TextIO) -> int:
+    """--checkpoint / --changes / --rewind: thin over Session (the log lives in the state dir)."""
+    from .errors import ToolError
+
+    try:
+        if args.checkpoint:
+            stdout.write(session.checkpoint() + "\n")
+            return EXIT_OK
+        if args.changes:
+            for change in session.changes(since=args.changes):
+                stdout.write(f"{change.kind:<8} {session.ctx.display(change.path)}\n")
+            return EXIT_OK
+        result = await session.rewind(args.rewind, force=args.force)
+    except ToolError as exc:
+        sys.stderr.write(f"toolsmith: {exc}\n")
+        return EXIT_TOOL_ERROR
+    stdout.write(result.summary() + "\n")
+    return EXIT_TOOL_ERROR if result.conflicts else EXIT_OK
 
 
 def _with_newline(text: str) -> str:

@@ -33,6 +33,8 @@ from typing import Any
 #: Default bound on any tool's text: lines and bytes (SPEC §2).
 DEFAULT_MAX_OUTPUT_LINES = 2000
 DEFAULT_MAX_OUTPUT_BYTES = 50 * 1024
+#: Seconds without a tool call after which a session's language servers stop (Config.lsp_idle_s).
+DEFAULT_LSP_IDLE_S = 5 * 60
 
 #: Never written by a mutating tool. A bare name is protected at any depth (``sub/.git/config``
 #: too); an entry with a ``/`` is a path, relative to the workspace unless absolute. ``.git``
@@ -103,6 +105,10 @@ class Config:
     #: Start language servers for view too. The one-shot CLI turns this off: a process that
     #: exits after one call would start a server only to discard it (edits still start one).
     lsp_on_view: bool = True
+    #: A session's language servers stop after this many seconds without a tool call, and start
+    #: again on demand (0: never stopped for idleness). Long-lived front doors (MCP, embedding)
+    #: would otherwise keep them running for sessions a client abandoned.
+    lsp_idle_s: int = DEFAULT_LSP_IDLE_S
     #: Extra skill directories, searched after the default tiers.
     skill_paths: list[Path] = field(default_factory=list)
     #: User-Agent for fetch.
@@ -243,6 +249,7 @@ CONFIG_KEYS: dict[str, _Key] = {
     "edit.syntax_gate": _Key("syntax_gate", _expect_choice("refuse", "warn", "off")),
     "lsp.enabled": _Key("lsp_enabled", _expect_bool),
     "lsp.on_view": _Key("lsp_on_view", _expect_bool),
+    "lsp.idle_timeout": _Key("lsp_idle_s", _expect_int(0)),
     "lsp.servers": _Key("lsp_servers", _expect_table),
 }
 
@@ -287,6 +294,10 @@ def _checked(where: str, key: str, check: Callable[[Any], Any], value: Any) -> A
         raise ConfigError(f"{where}: '{key}' must be {wrong.expected}, got {got}.") from None
 
 
+#: What a server that is not a built-in one must say, and how.
+_NEW_SERVER_KEY_HELP = {"command": "a list of strings", "extensions": 'e.g. [".ml"]'}
+
+
 def check_lsp_servers(raw: Any, where: str, prefix: str = "lsp.servers") -> dict[str, dict[str, Any]]:
     """Validate ``{name: {command, extensions, ...}}``: types, unknown keys, and that a server
     that is not one of the defaults says how to start it and for which files."""
@@ -304,10 +315,12 @@ def check_lsp_servers(raw: Any, where: str, prefix: str = "lsp.servers") -> dict
         if "command" in entry and not entry["command"]:
             raise ConfigError(f"{where}: '{prefix}.{name}.command' must not be empty.")
         new_server = name not in DEFAULT_SERVER_NAMES and not entry.get("disabled", False)
-        if new_server and not (entry.get("command") and entry.get("extensions")):
+        missing = [key for key in ("command", "extensions") if not entry.get(key)]
+        if new_server and missing:
+            needs = " and ".join(f"'{key}' ({_NEW_SERVER_KEY_HELP[key]})" for key in missing)
             raise ConfigError(
                 f"{where}: '{prefix}.{name}' is not a built-in server ({', '.join(DEFAULT_SERVER_NAMES)}), so it "
-                "needs 'command' (a list of strings) and 'extensions' (e.g. [\".ml\"])."
+                f"needs {needs}."
             )
         out[name] = entry
     return out

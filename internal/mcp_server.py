@@ -6,8 +6,11 @@
 (``python -m cmd.mcp`` from a checkout is the same.) Built on the official ``mcp`` SDK's
 low-level server, so each tool is declared with the one schema the other front doors use.
 
-- **Results**: the text the model reads as text content, images as image content, the metadata
-  as ``structuredContent``; a tool failure is a result with ``isError`` (never a protocol error).
+- **Results**: text first — ``content`` is what the model reads: the tool's text, then its images
+  as image blocks. No ``structuredContent`` (the tools declare no ``outputSchema``, and hosts that
+  prefer structured content would show the metadata instead of the result); the metadata (diff,
+  exit code, paths, error code) rides in ``_meta`` under ``META_KEY``. A tool failure is a result
+  with ``isError`` (never a protocol error).
 - **Annotations**: ``readOnlyHint``, ``destructiveHint``, ``idempotentHint``, ``openWorldHint``
   (fetch, bash and custom tools) and a title.
 - **Progress**: when a call carries a progress token, the tool's progress (bash output, fetch
@@ -17,9 +20,15 @@ low-level server, so each tool is declared with the one schema the other front d
 - **Sessions**: one toolsmith :class:`Session` per MCP session — files read, the shell's
   directory and environment, language servers. On stdio the process is the session; over HTTP
   each ``Mcp-Session-Id`` gets its own, closed when the client deletes the session or after
-  ``SESSION_IDLE_S`` without a call. The 2026-07-28 protocol has no sessions over HTTP, so this
-  server answers ``server/discover`` over HTTP with the handshake versions only (SDK clients then
-  use the initialize handshake) and refuses stateless tool calls with an explanation.
+  ``--session-idle`` without a call (sooner, ``ONE_SHOT_IDLE_S``, for a session that made one
+  call); at most ``--max-sessions`` at once. Any session's language servers stop after
+  ``lsp.idle_timeout`` without a call and start again on demand. The 2026-07-28 protocol has no
+  sessions over HTTP, so this server answers ``server/discover`` over HTTP with the handshake
+  versions only (SDK clients then use the initialize handshake) and refuses stateless tool calls
+  with an explanation.
+- **Language servers** never start on a view's path (a read must not wait seconds for a cold
+  server): they start on the session's first change (edit, write, multiedit, patch) or lsp call;
+  later views report the diagnostics of servers already running.
 - **Workspace**: ``--cwd`` (default: the current directory). The client's roots, when it offers
   them, become ``allowed_dirs``. ``--read-only`` offers only tools that change nothing and denies
   every mutating action.
@@ -43,7 +52,7 @@ import warnings
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
 try:
@@ -56,21 +65,29 @@ else:
     _MISSING_SDK = None
 
 from . import __version__
-from .audit import AuditLog
-from .config import Config, ConfigError
-from .llm.tools.tools import ToolInfo, ToolRegistry, ToolResponse
-from .permission import ToolPolicy, allow_all, read_only_policy
-from .session import Session
+
+if TYPE_CHECKING:  # imported when first needed: `initialize` is answered before the tools load
+    from .audit import AuditLog
+    from .config import Config
+    from .llm.tools.tools import ToolInfo, ToolRegistry, ToolResponse
+    from .session import Session
 
 log = logging.getLogger("toolsmith")
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 HTTP_PATH = "/mcp"
-#: An HTTP session with no call for this long is closed (its shells and language servers too).
-SESSION_IDLE_S = 30 * 60
-#: How often idle HTTP sessions are looked for.
+#: An HTTP session with no call for this long is closed (its shells and language servers too);
+#: ``--session-idle`` sets it. A session with a call running is never closed.
+SESSION_IDLE_S = 10 * 60
+#: A session that made at most one call (a one-shot client that never sends DELETE) is closed
+#: after this long without a call, when that is sooner than the session idle time.
+ONE_SHOT_IDLE_S = 2 * 60
+#: Idle HTTP sessions are looked for this often (or four times per idle time, when shorter).
 REAP_INTERVAL_S = 60.0
+#: At most this many toolsmith sessions at once (``--max-sessions``): each holds a shell state
+#: and may hold language servers. A call that would open one more is refused, saying why.
+MAX_SESSIONS = 64
 #: How long a call waits for the client's roots before going on without them.
 ROOTS_TIMEOUT_S = 5.0
 #: On shutdown, open HTTP streams get this long to finish before they are closed.
@@ -78,6 +95,9 @@ SHUTDOWN_GRACE_S = 3
 #: Closing one session's language servers on shutdown waits at most this long.
 CLOSE_TIMEOUT_S = 5.0
 STDIO_KEY = "stdio"
+#: The ``_meta`` key of a result that carries the tool's metadata (a prefixed name, as the MCP
+#: spec asks of implementation-specific ``_meta`` keys).
+META_KEY = "toolsmith/metadata"
 
 INSTRUCTIONS = (
     "Coding tools for the workspace {workspace}: read files with view, search with grep and glob, "
@@ -98,22 +118,33 @@ class _Entry:
     session: Session
     last_used: float = field(default_factory=time.monotonic)
     running: int = 0
+    calls: int = 0
 
 
 class ToolsmithServer:
     """The MCP server for one workspace; :meth:`serve_stdio` or :meth:`serve_http` runs it."""
 
     def __init__(
-        self, workspace: Path, config: Config, *, read_only: bool = False, audit: AuditLog | None = None
+        self,
+        workspace: Path,
+        config: Config,
+        *,
+        read_only: bool = False,
+        audit: AuditLog | None = None,
+        session_idle_s: float = SESSION_IDLE_S,
+        max_sessions: int = MAX_SESSIONS,
     ) -> None:
+        from .permission import ToolPolicy
+
+        self.session_idle_s = session_idle_s
+        self.max_sessions = max_sessions
+
         self.workspace = Path(os.path.realpath(workspace))
         self.config = config
         self.read_only = read_only
         self.audit = audit
         self.policy = ToolPolicy(read_only=read_only)
-        self.registry = ToolRegistry.for_workspace(self.workspace, config)
-        for problem in self.registry.problems:
-            log.warning("%s", problem)
+        self._registry: ToolRegistry | None = None
         self.sessions: dict[str, _Entry] = {}
         self._http = False
         self.server: Server[Any] = Server(
@@ -124,6 +155,17 @@ class ToolsmithServer:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
         )
+
+    @property
+    def registry(self) -> ToolRegistry:
+        """The tools, loaded on the first listing or call (not before `initialize` is answered)."""
+        if self._registry is None:
+            from .llm.tools.tools import ToolRegistry
+
+            self._registry = ToolRegistry.for_workspace(self.workspace, self.config)
+            for problem in self._registry.problems:
+                log.warning("%s", problem)
+        return self._registry
 
     # --- the protocol -------------------------------------------------------------------------
 
@@ -138,11 +180,16 @@ class ToolsmithServer:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        from .llm.tools.tools import ToolResponse
+
         key = self._session_key(ctx)
         if key is None:
             return _result(ToolResponse(STATELESS_REFUSAL, is_error=True, metadata={"error": "no_session"}))
+        if key not in self.sessions and len(self.sessions) >= self.max_sessions:
+            return _result(self._too_many_sessions())
         entry = await self._entry(key, ctx)
         entry.running += 1
+        entry.calls += 1
         reporter = _ProgressReporter(ctx)
         try:
             response = await entry.session.run(params.name, params.arguments or {}, progress=reporter.report)
@@ -184,8 +231,13 @@ class ToolsmithServer:
         return entry
 
     def _new_session(self, roots: list[Path]) -> Session:
+        from .permission import allow_all, read_only_policy
+        from .session import Session
+
         extra = [r for r in roots if r != self.workspace and r not in self.config.allowed_dirs]
-        config = replace(self.config, allowed_dirs=[*self.config.allowed_dirs, *extra])
+        # A view never waits for a language server to start (seconds, for a read): servers
+        # start on the first change (or an lsp call), and views then report what they know.
+        config = replace(self.config, allowed_dirs=[*self.config.allowed_dirs, *extra], lsp_on_view=False)
         return Session(
             self.workspace,
             config=config,
@@ -206,14 +258,33 @@ class ToolsmithServer:
         if self.audit is not None:
             await asyncio.to_thread(self.audit.close)
 
+    def _too_many_sessions(self) -> ToolResponse:
+        from .llm.tools.tools import ToolResponse
+
+        return ToolResponse(
+            f"This server already has {len(self.sessions)} open sessions, its limit (--max-sessions "
+            f"{self.max_sessions}). Close a session you no longer use (an MCP client's DELETE of its session), "
+            f"or retry later: sessions without a call for {self.session_idle_s:.0f} s are closed.",
+            is_error=True,
+            metadata={"error": "too_many_sessions", "limit": self.max_sessions},
+        )
+
+    def idle_limit_s(self, entry: _Entry) -> float:
+        """How long ``entry`` may go without a call: one-shot sessions (at most one call) go sooner."""
+        return min(self.session_idle_s, ONE_SHOT_IDLE_S) if entry.calls <= 1 else self.session_idle_s
+
+    async def reap_idle_once(self) -> None:
+        now = time.monotonic()
+        for key, entry in list(self.sessions.items()):
+            if entry.running == 0 and now - entry.last_used > self.idle_limit_s(entry):
+                log.info("closing MCP session %s: idle for %.0f s", key, now - entry.last_used)
+                await self.drop_session(key)
+
     async def _reap_idle(self) -> None:
+        interval = min(REAP_INTERVAL_S, self.session_idle_s / 4)
         while True:
-            await asyncio.sleep(REAP_INTERVAL_S)
-            now = time.monotonic()
-            for key, entry in list(self.sessions.items()):
-                if entry.running == 0 and now - entry.last_used > SESSION_IDLE_S:
-                    log.info("closing MCP session %s: idle for %.0f s", key, now - entry.last_used)
-                    await self.drop_session(key)
+            await asyncio.sleep(interval)
+            await self.reap_idle_once()
 
     # --- transports ---------------------------------------------------------------------------
 
@@ -241,7 +312,7 @@ class ToolsmithServer:
         app = self.server.streamable_http_app(
             streamable_http_path=HTTP_PATH,
             host=host if not remote else "0.0.0.0",
-            session_idle_timeout=SESSION_IDLE_S,
+            session_idle_timeout=self.session_idle_s,
         )
         config = uvicorn.Config(
             _DeleteAware(app, self), log_level="warning", lifespan="on", access_log=False,
@@ -345,9 +416,13 @@ def _mcp_tool(info: ToolInfo) -> types.Tool:
 
 
 def _result(response: ToolResponse) -> types.CallToolResult:
-    content: list[Any] = [types.TextContent(text=response.content)]
+    """Text first, images after; the metadata in ``_meta``, never as ``structuredContent`` (which
+    the spec pairs with a declared ``outputSchema`` and which some hosts show instead of content)."""
+    content: list[Any] = []
+    if response.content or not response.images:
+        content.append(types.TextContent(text=response.content))
     content += [types.ImageContent(data=i.data_base64, mime_type=i.media_type) for i in response.images]
-    return types.CallToolResult(content=content, structured_content=response.metadata, is_error=response.is_error)
+    return types.CallToolResult(content=content, is_error=response.is_error, _meta={META_KEY: response.metadata})
 
 
 async def _client_roots(ctx: ServerRequestContext[Any]) -> list[Path]:
@@ -394,8 +469,31 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--allow-remote", action="store_true", help="allow binding a non-loopback address (no authentication!)"
     )
+    parser.add_argument(
+        "--session-idle", type=_positive_seconds, default=SESSION_IDLE_S, metavar="SECONDS",
+        help=f"HTTP: close a session after this long without a call (default {SESSION_IDLE_S}; "
+        f"one-shot sessions: at most {ONE_SHOT_IDLE_S})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--max-sessions", type=_at_least_one, default=MAX_SESSIONS, metavar="N",
+        help=f"HTTP: at most N sessions at once (default {MAX_SESSIONS})",
+    )  # fmt: skip
     parser.add_argument("--version", action="store_true", help="print the version")
     return parser
+
+
+def _positive_seconds(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text}")
+    return value
+
+
+def _at_least_one(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+    return value
 
 
 def is_loopback(host: str) -> bool:
@@ -408,10 +506,20 @@ def is_loopback(host: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not args.http:
+        http_only = [f"--{name}" for name in ("host", "port", "allow-remote") if _given(argv, f"--{name}")]
+        if http_only:
+            verb = "applies" if len(http_only) == 1 else "apply"
+            options = " and ".join(http_only)
+            parser.error(f"{options} {verb} only to HTTP: add --http (without it, the server speaks stdio)")
     if args.version:
         print(f"toolsmith-mcp {__version__}")
         return 0
+    from .audit import AuditLog
+    from .config import Config, ConfigError
+
     if _MISSING_SDK is not None:
         sys.stderr.write(
             f"toolsmith-mcp: the MCP SDK is not installed in this Python ({sys.executable}; missing module "
@@ -442,7 +550,10 @@ def main(argv: list[str] | None = None) -> int:
     from .state import StateDir, log_to_file
 
     log_to_file(StateDir(config.state_dir).directory() / "mcp.log", ("toolsmith", "mcp", "pygls"))
-    server = ToolsmithServer(workspace, replace(config, audit_log=None), read_only=args.read_only, audit=audit)
+    server = ToolsmithServer(
+        workspace, replace(config, audit_log=None), read_only=args.read_only, audit=audit,
+        session_idle_s=args.session_idle, max_sessions=args.max_sessions,
+    )  # fmt: skip
     try:
         if args.http:
             try:
@@ -460,6 +571,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def _given(argv: list[str] | None, option: str) -> bool:
+    words = sys.argv[1:] if argv is None else argv
+    return any(word == option or word.startswith(option + "=") for word in words)
 
 
 def _listen(host: str, port: int) -> socket.socket:

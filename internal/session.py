@@ -10,6 +10,7 @@ loaded from a state directory, which is how the CLI carries a ``--session`` acro
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .cancel import CancelToken
+from .checkpoints import ChangeLog, FileChange, RewindResult
 from .config import Config
 from .file_tracker import FileTracker
 from .fsutil.atomic import atomic_write
@@ -76,6 +78,9 @@ class Session:
 
         check_profile(profile)
         root = Path(os.path.realpath(workspace))
+        if not root.is_dir():
+            what = "is not a directory" if root.exists() else "does not exist"
+            raise ValueError(f"Session workspace {os.fspath(workspace)!r} {what}: give an existing directory.")
         config = config or Config()
         ctx = ToolContext(
             workspace=root,
@@ -99,8 +104,18 @@ class Session:
         if progress is not None:
             ctx.progress = progress
         self.ctx = ctx
+        self._change_log = ChangeLog(
+            lambda: ctx.state.location() / "sessions" / ctx.session_id / "changes",
+            lambda: ctx.state.directory("sessions", ctx.session_id, "changes"),
+        )
+        ctx.on_commit = self._change_log.record
         if lsp is None and ctx.config.lsp_enabled:
             ctx.lsp = _default_lsp(ctx)
+        #: Calls running now, and when the last one ended (monotonic): what idleness is.
+        self.running = 0
+        self.last_call = time.monotonic()
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._idle_stop: asyncio.Future[None] | None = None
 
     @property
     def session_id(self) -> str:
@@ -121,13 +136,47 @@ class Session:
         log when there is one.
         """
         started = time.time()
+        await self._call_starts()
         try:
             response = await self._run(tool, params, cancel, progress)
         except BaseException:
             self._audit(started, tool, params, ToolResponse("", is_error=True, metadata={"aborted": True}))
             raise
+        finally:
+            self._call_ends()
         self._audit(started, tool, params, response)
         return response
+
+    # --- idleness: language servers stop after config.lsp_idle_s without a call ---
+
+    async def _call_starts(self) -> None:
+        self.running += 1
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        if self._idle_stop is not None:  # servers being stopped: let that finish, then restart
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._idle_stop)
+            self._idle_stop = None
+
+    def _call_ends(self) -> None:
+        self.running -= 1
+        self.last_call = time.monotonic()
+        idle_s = self.ctx.config.lsp_idle_s
+        if self.running == 0 and idle_s > 0 and self.ctx.lsp is not None:
+            self._idle_timer = asyncio.get_running_loop().call_later(idle_s, self._on_idle)
+
+    def _on_idle(self) -> None:
+        self._idle_timer = None
+        if self.running == 0 and self._idle_stop is None:
+            log.info("session %s idle for %s s: stopping its language servers", self.session_id,
+                     self.ctx.config.lsp_idle_s)  # fmt: skip
+            self._idle_stop = asyncio.ensure_future(self.stop_language_servers())
+
+    async def stop_language_servers(self) -> None:
+        """Stop this session's language servers now; the next call that needs one starts it."""
+        if self.ctx.lsp is not None:
+            await self.ctx.lsp.close()
 
     def _audit(self, started: float, tool: str, params: Any, response: ToolResponse) -> None:
         if self.audit is not None:
@@ -154,6 +203,42 @@ class Session:
             return
         for line in recover(journal_dir, self.ctx.workspace):
             log.warning("recovered an interrupted change: %s", line)
+
+    # --- checkpoints: undo what this session's file tools changed (see checkpoints.py) ---
+
+    def checkpoint(self) -> str:
+        """Mark this point of the session; :meth:`rewind` to the id returned puts back every file
+        the session's file tools create, change, move or delete from now on. Kept in the state
+        directory, so a ``--session`` carries it across CLI processes."""
+        return self._change_log.checkpoint()
+
+    def changes(self, since: str) -> list[FileChange]:
+        """The files the session's tools changed since checkpoint ``since`` (net, one per path)."""
+        return self._change_log.changes(since)
+
+    async def rewind(self, checkpoint_id: str, force: bool = False) -> RewindResult:
+        """Put back every file the session's tools changed since ``checkpoint_id``, in one
+        all-or-nothing commit. A file someone else changed since the session's tools last did is
+        reported in ``conflicts`` and left alone, unless ``force``. Raises :class:`ToolError` for
+        an unknown checkpoint or a failed commit (then nothing was changed)."""
+        from .fsutil.commit import commit
+
+        self._recover()
+        log_ = self._change_log
+        planned, conflicts, kept = await asyncio.to_thread(log_.plan_rewind, checkpoint_id, force=force)
+        ctx = self.ctx
+        if planned:
+            stats = await asyncio.to_thread(
+                commit, planned, roots=ctx.writable_roots(), journal_dir=ctx.state.directory("journal"),
+                workspace=ctx.workspace,
+            )  # fmt: skip
+            for change in planned:
+                if change.path in stats and change.data is not None:
+                    ctx.files.record_read(change.path, change.data, stats[change.path])
+                else:
+                    ctx.files.forget(change.path)
+        await asyncio.to_thread(log_.rewound, checkpoint_id, kept)
+        return RewindResult(checkpoint_id, [c.path for c in planned], conflicts)
 
     def tools(self, policy: ToolPolicy | None = None) -> list[ToolInfo]:
         """What to declare to the model: the session's tools (built-in and custom) that
@@ -183,6 +268,12 @@ class Session:
         return available_skills_xml(self.ctx.workspace, list(self.ctx.config.skill_paths))
 
     async def close(self) -> None:
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        if self._idle_stop is not None:
+            with contextlib.suppress(Exception):
+                await self._idle_stop
         if self.ctx.lsp is not None:
             await self.ctx.lsp.close()
         if self._owns_audit and self.audit is not None:

@@ -66,3 +66,14 @@ def test_a_tool_policy_offers_a_subset_and_refuses_the_rest(workspace: Path) -> 
     )
     assert (workspace / "a.txt").read_text() == "x\n"
     assert not asyncio.run(session.run("view", {"file_path": "a.txt"})).is_error
+
+
+def test_a_missing_or_non_directory_workspace_is_refused_naming_it(tmp_path: Path) -> None:
+    import pytest as _pytest
+
+    missing = tmp_path / "nonexistent"
+    with _pytest.raises(ValueError, match=rf"'{missing}' does not exist"):
+        Session(missing)
+    (tmp_path / "file").write_text("x")
+    with _pytest.raises(ValueError, match="is not a directory"):
+        Session(tmp_path / "file")

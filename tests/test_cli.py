@@ -204,3 +204,49 @@ def test_console_script_runs_from_anywhere(workspace: Path) -> None:
         [str(script), "view", '{"file_path": "f.txt"}'], cwd=workspace, capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 0 and "     1|x" in proc.stdout, proc.stderr
+
+
+def test_per_tool_help_in_every_spelling(workspace: Path) -> None:
+    for argv in (["help", "view"], ["view", "--help"], ["view", "-h"]):
+        shown = cli("--cwd", str(workspace), *argv)
+        assert shown.returncode == 0, argv
+        assert shown.stdout.startswith("view: ") and "Reads a file" in shown.stdout
+        assert "file_path (string, required)" in shown.stdout and "offset (integer, optional)" in shown.stdout
+        assert "usage: toolsmith" not in shown.stdout
+    unknown = cli("--cwd", str(workspace), "help", "frobnicate")
+    assert unknown.returncode == 2 and "unknown tool 'frobnicate'" in unknown.stderr
+    assert cli("--help").stdout.startswith("usage: toolsmith")
+
+
+def test_schema_of_one_tool_prints_that_tool_alone(workspace: Path) -> None:
+    shown = json.loads(cli("--cwd", str(workspace), "--schema", "view").stdout)
+    assert shown["name"] == "view" and "file_path" in shown["parameters"]["properties"]
+
+
+def test_checkpoint_and_rewind_across_invocations(workspace: Path) -> None:
+    (workspace / "f.txt").write_text("one\n")
+    base = ["--cwd", str(workspace), "--session", "cp1"]
+    assert cli(*base, "view", '{"file_path": "f.txt"}').returncode == 0
+    marked = cli(*base, "--checkpoint")
+    assert marked.returncode == 0, marked.stderr
+    checkpoint = marked.stdout.strip()
+    assert cli(*base, "write", '{"file_path": "f.txt", "content": "two\\n"}').returncode == 0
+    assert cli(*base, "write", '{"file_path": "g.txt", "content": "new\\n"}').returncode == 0
+    listed = cli(*base, "--changes", checkpoint)
+    assert listed.stdout.split("\n")[:2] == ["changed  f.txt", "created  g.txt"]
+    rewound = cli(*base, "--rewind", checkpoint)
+    assert rewound.returncode == 0 and "2 file(s) restored" in rewound.stdout
+    assert (workspace / "f.txt").read_text() == "one\n" and not (workspace / "g.txt").exists()
+    unknown = cli(*base, "--rewind", "nope")
+    assert unknown.returncode == 1 and "Unknown checkpoint 'nope'" in unknown.stderr
+    alone = cli("--cwd", str(workspace), "--checkpoint")
+    assert alone.returncode == 2 and "--checkpoint needs --session" in alone.stderr
+
+
+def test_a_non_executable_custom_tool_is_listed_with_why(workspace: Path) -> None:
+    tools = workspace / ".toolsmith" / "tools"
+    tools.mkdir(parents=True)
+    (tools / "lazy.sh").write_text("#!/bin/sh\necho hi\n")
+    listed = cli("--cwd", str(workspace), "--list")
+    assert listed.returncode == 0
+    assert "lazy.sh is not offered: it is not executable (chmod +x" in listed.stderr

@@ -119,3 +119,27 @@ def test_embedding_api_opts_in(workspace: Path) -> None:
     response = asyncio.run(session.run("view", {"file_path": "f.txt"}))
     assert response.metadata["lines_shown"] == 3
     assert session.ctx.lsp is None and plain.ctx.lsp is not None  # [lsp] enabled = false took effect
+
+
+@pytest.mark.parametrize(
+    ("entry", "needs", "not_named"),
+    [
+        ({"command": ["x"]}, "needs 'extensions' (e.g. [\".ml\"]).", "'command'"),
+        ({"extensions": [".x"]}, "needs 'command' (a list of strings).", "'extensions'"),
+        ({"language_id": "x"}, "needs 'command' (a list of strings) and 'extensions'", None),
+    ],
+)
+def test_a_new_server_is_told_exactly_which_keys_it_lacks(
+    entry: dict[str, object], needs: str, not_named: str | None
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        Config(lsp_servers={"mine": entry})
+    assert needs in str(caught.value)
+    if not_named is not None:
+        assert not_named not in str(caught.value)
+
+
+def test_the_lsp_idle_timeout_is_a_config_key(workspace: Path) -> None:
+    write(workspace / ".toolsmith" / "config.toml", "[lsp]\nidle_timeout = 30\n")
+    assert Config.load(workspace, user=False).lsp_idle_s == 30
+    assert Config().lsp_idle_s == 300

@@ -155,7 +155,7 @@ def test_view_then_edit_returns_the_diff(kind: str, workspace: Path, tmp_path: P
     viewed, edited = run(main())
     assert "     2|y = 2" in text(viewed) and viewed.is_error is False
     assert edited.is_error is False and "Edited" in text(edited)
-    assert "-y = 2\n+y = 3" in edited.structured_content["diff"]
+    assert "-y = 2\n+y = 3" in (edited.meta or {})["toolsmith/metadata"]["diff"]
     assert (workspace / "a.py").read_text() == "x = 1\ny = 3\n"
 
 
@@ -236,7 +236,7 @@ def test_stdin_closing_stops_running_commands_and_language_servers(workspace: Pa
         assert server.stdout is not None and b'"id":1' in server.stdout.readline().replace(b" ", b"")
         _rpc(server, {"jsonrpc": "2.0", "method": "notifications/initialized"})
         _rpc(server, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                      "params": {"name": "view", "arguments": {"file_path": "a.mark"}}})  # fmt: skip
+                      "params": {"name": "write", "arguments": {"file_path": "b.mark", "content": "x\n"}}})  # fmt: skip
         assert b'"id":2' in server.stdout.readline().replace(b" ", b"")
         _rpc(server, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                       "params": {"name": "bash", "arguments": {"command": f"sleep 1000; : {token}"}}})  # fmt: skip

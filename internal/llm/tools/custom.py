@@ -137,7 +137,12 @@ def _tools_in(directory: Path, problems: list[str]) -> dict[str, CustomTool]:
     names = {entry.name for entry in entries}
     tools: dict[str, CustomTool] = {}
     for entry in entries:
-        if entry.name.startswith(".") or entry.name.endswith(".md") or not _is_program(entry):
+        if entry.name.startswith(".") or entry.name.endswith(".md"):
+            continue
+        skipped = _not_a_program(entry)
+        if skipped is not None:
+            if skipped:
+                problems.append(f"custom tool {entry.path} is not offered: {skipped}")
             continue
         program = Path(entry.path)
         name = program.stem if program.suffix else program.name
@@ -155,9 +160,15 @@ def _tools_in(directory: Path, problems: list[str]) -> dict[str, CustomTool]:
     return tools
 
 
-def _is_program(entry: os.DirEntry[str]) -> bool:
+def _not_a_program(entry: os.DirEntry[str]) -> str | None:
+    """None for an executable file; otherwise why it is skipped ("" when silently: a directory
+    or a companion file is no candidate)."""
     try:
         mode = entry.stat().st_mode  # follows a symlink to the program it names
-    except OSError:
-        return False
-    return stat.S_ISREG(mode) and os.access(entry.path, os.X_OK)
+    except OSError as exc:
+        return f"it cannot be read ({exc.strerror or exc}; a broken symlink?)"
+    if not stat.S_ISREG(mode):
+        return ""
+    if not os.access(entry.path, os.X_OK):
+        return f"it is not executable (chmod +x {entry.path} to offer it)"
+    return None

@@ -9,6 +9,7 @@ cross-process lock that every file still holds what the change was computed from
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import stat
 import threading
@@ -29,6 +30,8 @@ from ...syntax import Verdict, inside_literal, judge, parse, would_be_lines
 from ...textmatch import EditError, EditOutcome, EditRequest, apply_edits
 from ...textmatch.rebase import commutes
 from .tools import ToolContext, ToolResponse
+
+log = logging.getLogger("toolsmith")
 
 
 @dataclass(frozen=True)
@@ -118,16 +121,18 @@ async def commit_changes(ctx: ToolContext, changes: Sequence[Change], *, forget:
         if stop.is_set() or ctx.cancel.cancelled:
             raise ToolCancelled("Tool call was aborted")
 
-    work = asyncio.ensure_future(
-        asyncio.to_thread(
-            commit,
-            changes,
-            roots=ctx.writable_roots(),
-            journal_dir=ctx.state.directory("journal"),
-            workspace=ctx.workspace,
-            check=check,
-        )
-    )
+    roots, journal_dir = ctx.writable_roots(), ctx.state.directory("journal")
+
+    def commit_and_record() -> dict[Path, os.stat_result]:
+        stats = commit(changes, roots=roots, journal_dir=journal_dir, workspace=ctx.workspace, check=check)
+        if ctx.on_commit is not None:
+            try:
+                ctx.on_commit(changes)
+            except Exception:  # the change is made: a failed record costs only its rewind
+                log.exception("recording a commit for checkpoints failed")
+        return stats
+
+    work = asyncio.ensure_future(asyncio.to_thread(commit_and_record))
     try:
         stats = await asyncio.shield(work)
     except asyncio.CancelledError:

@@ -17,7 +17,7 @@ import logging
 import sys
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -143,6 +143,9 @@ class ToolContext:
     syntax_trees: SyntaxCache = field(default_factory=SyntaxCache)
     #: The tools this session offers (built-ins unless a front door found custom ones).
     tools: ToolRegistry = field(default_factory=lambda: ToolRegistry())
+    #: Told of every commit the file tools made (its fsutil.commit.Change list), right after it
+    #: succeeded: the session's checkpoints record before-images here (see checkpoints.py).
+    on_commit: Callable[[Sequence[Any]], None] | None = None
 
     def __post_init__(self) -> None:
         if self.state is None:

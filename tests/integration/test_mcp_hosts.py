@@ -1,0 +1,146 @@
+"""What MCP host authors rely on, through the official SDK client: text-first results (no
+metadata-only structuredContent), per-session idle reaping, and a bounded number of sessions."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import mcp_types as types
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from tests.integration.test_lsp import MARKER_SERVER
+from tests.integration.test_mcp import (
+    ROOT,
+    WAIT_S,
+    HttpServer,
+    _env,
+    processes_with,
+    run,
+    stdio_client,
+    text,
+    until,
+)
+
+META = "toolsmith/metadata"
+
+
+def test_results_are_text_first_with_the_metadata_in_meta(workspace: Path, tmp_path: Path) -> None:
+    (workspace / "app.py").write_text("print('hi')\n")
+    png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 20
+    (workspace / "i.png").write_bytes(png)
+
+    async def main() -> tuple[types.CallToolResult, types.CallToolResult, types.CallToolResult]:
+        async with stdio_client(workspace, tmp_path) as client:
+            viewed = await client.call_tool("view", {"file_path": "app.py"})
+            image = await client.call_tool("view", {"file_path": "i.png"})
+            ran = await client.call_tool("bash", {"command": "echo out; exit 3"})
+            return viewed, image, ran
+
+    viewed, image, ran = run(main())
+    # What a host that prefers structuredContent shows is the result itself: there is none.
+    assert viewed.structured_content is None and ran.structured_content is None
+    assert "print('hi')" in text(viewed)
+    assert (viewed.meta or {})[META]["lines_shown"] == 1
+    assert text(ran).startswith("out") and (ran.meta or {})[META]["exit_code"] == 3
+    kinds = [block.type for block in image.content]
+    assert kinds[0] == "text" and kinds[1:] == ["image"], kinds
+    picture = image.content[1]
+    assert isinstance(picture, types.ImageContent) and picture.mime_type == "image/png"
+    assert base64.b64decode(picture.data) == png
+
+
+def test_port_without_http_is_a_usage_error(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "cmd.mcp", "--port", "9999"],
+        cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=WAIT_S, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "--port applies only to HTTP: add --http" in done.stderr
+
+
+def test_a_view_over_mcp_starts_no_language_server_and_a_change_does(workspace: Path, tmp_path: Path) -> None:
+    token = f"view-{uuid.uuid4().hex}"
+    (workspace / ".toolsmith").mkdir()
+    command = [sys.executable, str(MARKER_SERVER), token]
+    (workspace / ".toolsmith" / "config.toml").write_text(
+        f"[lsp.servers.marker]\ncommand = {json.dumps(command)}\nextensions = ['.mark']\n"
+    )
+    (workspace / "a.mark").write_text("fine\n")
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "cmd.mcp", "--cwd", str(workspace)], cwd=str(ROOT), env=_env(tmp_path)
+    )
+
+    async def main() -> None:
+        async with Client(params, read_timeout_seconds=WAIT_S) as client:
+            viewed = await client.call_tool("view", {"file_path": "a.mark"})
+            assert not viewed.is_error and "fine" in text(viewed)
+            assert not processes_with(token), "a view started a language server"
+            changed = await client.call_tool("write", {"file_path": "b.mark", "content": "fine\n"})
+            assert not changed.is_error, text(changed)
+            assert processes_with(token), "the first change starts the language server"
+        await until(lambda: not processes_with(token), "the server's exit stops it")
+
+    run(main())
+
+
+def test_sessions_past_the_limit_are_refused_until_one_closes(workspace: Path, tmp_path: Path) -> None:
+    server = HttpServer(workspace, tmp_path, "--max-sessions", "1")
+
+    async def main() -> tuple[types.CallToolResult, types.CallToolResult]:
+        async with server.client() as second:
+            async with server.client() as first:
+                assert not (await first.call_tool("bash", {"command": "true"})).is_error
+                refused = await second.call_tool("bash", {"command": "true"})
+            # first's DELETE closed its session: the slot is free.
+            return refused, await second.call_tool("bash", {"command": "echo served"})
+
+    try:
+        refused, served = run(main())
+    finally:
+        server.stop()
+    assert refused.is_error and (refused.meta or {})[META]["error"] == "too_many_sessions"
+    assert "--max-sessions 1" in text(refused)
+    assert not served.is_error and text(served) == "served"
+
+
+def test_an_idle_session_is_closed_and_frees_its_slot(workspace: Path, tmp_path: Path) -> None:
+    server = HttpServer(workspace, tmp_path, "--max-sessions", "1", "--session-idle", "1")
+
+    async def main() -> types.CallToolResult:
+        async with server.client() as second, server.client() as first:
+            assert not (await first.call_tool("bash", {"command": "true"})).is_error
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + WAIT_S
+            while True:  # polls until the reaper closed first's session (first never leaves)
+                answer = await second.call_tool("bash", {"command": "echo served"})
+                if not answer.is_error or loop.time() > deadline:
+                    return answer
+                await asyncio.sleep(0.1)
+
+    try:
+        served = run(main())
+    finally:
+        server.stop()
+    assert not served.is_error and text(served) == "served"
+
+
+def test_the_server_module_loads_no_tool_before_initialize() -> None:
+    """What `initialize` waits for is the SDK's import alone: the tools, the session and the
+    language-server layer load on the first listing or call (bench/mcp_startup.py measures it)."""
+    probe = (
+        "import sys, toolsmith.mcp_server as m; "
+        "print(sorted(n for n in sys.modules if n.startswith(('toolsmith.llm', 'toolsmith.session', "
+        "'toolsmith.lsp', 'toolsmith.shell'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=WAIT_S, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
