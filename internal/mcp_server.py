@@ -88,6 +88,8 @@ REAP_INTERVAL_S = 60.0
 #: At most this many toolsmith sessions at once (``--max-sessions``): each holds a shell state
 #: and may hold language servers. A call that would open one more is refused, saying why.
 MAX_SESSIONS = 64
+#: --profile choices (llm/profiles.PROFILES).
+MCP_PROFILES = ("default", "claude", "codex")
 #: How long a call waits for the client's roots before going on without them.
 ROOTS_TIMEOUT_S = 5.0
 #: On shutdown, open HTTP streams get this long to finish before they are closed.
@@ -133,6 +135,7 @@ class ToolsmithServer:
         audit: AuditLog | None = None,
         session_idle_s: float = SESSION_IDLE_S,
         max_sessions: int = MAX_SESSIONS,
+        profile: str = "default",
     ) -> None:
         from .permission import ToolPolicy
 
@@ -143,6 +146,8 @@ class ToolsmithServer:
         self.config = config
         self.read_only = read_only
         self.audit = audit
+        #: The tool shapes offered (see llm/profiles); checked when the tools load.
+        self.profile = profile
         self.policy = ToolPolicy(read_only=read_only)
         self._registry: ToolRegistry | None = None
         self.sessions: dict[str, _Entry] = {}
@@ -162,7 +167,7 @@ class ToolsmithServer:
         if self._registry is None:
             from .llm.tools.tools import ToolRegistry
 
-            self._registry = ToolRegistry.for_workspace(self.workspace, self.config)
+            self._registry = ToolRegistry.for_workspace(self.workspace, self.config, self.profile)
             for problem in self._registry.problems:
                 log.warning("%s", problem)
         return self._registry
@@ -244,6 +249,7 @@ class ToolsmithServer:
             asker=read_only_policy if self.read_only else allow_all,
             tool_policy=self.policy,
             audit=self.audit,
+            profile=self.profile,
         )
 
     async def drop_session(self, key: str) -> None:
@@ -461,6 +467,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--cwd", default=".", help="workspace root (default: current directory)")
     parser.add_argument("--config", metavar="FILE", help="a config file read after the user's and the workspace's")
     parser.add_argument("--read-only", action="store_true", help="offer only tools that change nothing")
+    # The names of llm/profiles' PROFILES, spelled out: the server imports no tool code before
+    # a client's initialize (tests/test_profiles.py holds the two lists together).
+    parser.add_argument(
+        "--profile", choices=MCP_PROFILES, default="default", help="the tool shapes to offer (see docs/profiles.md)"
+    )
     parser.add_argument("--no-lsp", action="store_true", help="do not start language servers for diagnostics")
     parser.add_argument("--audit-log", metavar="FILE", help="append one JSON line per tool call to FILE")
     parser.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
@@ -552,7 +563,7 @@ def main(argv: list[str] | None = None) -> int:
     log_to_file(StateDir(config.state_dir).directory() / "mcp.log", ("toolsmith", "mcp", "pygls"))
     server = ToolsmithServer(
         workspace, replace(config, audit_log=None), read_only=args.read_only, audit=audit,
-        session_idle_s=args.session_idle, max_sessions=args.max_sessions,
+        session_idle_s=args.session_idle, max_sessions=args.max_sessions, profile=args.profile,
     )  # fmt: skip
     try:
         if args.http:

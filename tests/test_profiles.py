@@ -194,3 +194,11 @@ def test_a_profile_edit_leaves_the_file_the_engine_edit_leaves(case: tuple[list[
             r = asyncio.run(s.run(tool, params))
             results.append((r.is_error, r.metadata.get("error"), (ws / "f.txt").read_bytes()))
     assert results[0] == results[1]
+
+
+def test_the_mcp_server_offers_every_profile_and_speaks_it(tmp_path: Path) -> None:
+    from toolsmith.mcp_server import MCP_PROFILES, ToolsmithServer
+
+    assert MCP_PROFILES == PROFILES
+    server = ToolsmithServer(tmp_path, Config(lsp_enabled=False), profile="codex")
+    assert [info.name for info in server.tool_infos()] == CODEX
