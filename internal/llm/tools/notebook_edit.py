@@ -55,7 +55,7 @@ class NotebookEditTool(Tool):
     Params = NotebookEditParams
 
     async def run(self, params: NotebookEditParams, ctx: ToolContext) -> ToolResponse:
-        from ...documents.notebook import apply_cell_edit, dump_notebook, parse_notebook, validate
+        from ...documents.notebook import apply_cell_edit, dump_notebook, parse_notebook, validate, write_notebook
 
         path = ctx.resolve(params.file_path)
         if not is_notebook(path):
@@ -75,14 +75,16 @@ class NotebookEditTool(Tool):
         def prepare(check: Callable[[], None]) -> tuple[Change, CellEdit, dict[str, Any], bool]:
             data, _ = read_for_change(ctx, target)
             notebook = parse_notebook(data, path)
-            kept_format = dump_notebook(notebook) == data
+            reproduced = dump_notebook(notebook) == data
+            before = len(notebook.cells)
             edit = apply_cell_edit(
                 notebook, path, params.edit_mode, params.cell_id, params.cell_index, params.new_source, params.cell_type
             )
             validate(notebook.data, path, data)
             label = f"{display} (cell {edit.index}{f' id={edit.cell_id}' if edit.cell_id else ''})"
             metadata = diff_metadata(edit.old_source, edit.new_source, label, cancel=check)
-            return Change("write", target, dump_notebook(notebook), data), edit, metadata, kept_format
+            new_data, kept_format = write_notebook(notebook, edit, before, reproduced)
+            return Change("write", target, new_data, data), edit, metadata, kept_format
 
         async with ctx.locks.hold([target]):
             change, edit, metadata, kept_format = await in_thread(prepare, ctx.cancel)
