@@ -1,7 +1,8 @@
 """view of a 5 MB notebook and of a 300-page PDF, the whole call through Session.run, vs the
 parser alone: ``nbformat.read`` (what any notebook reader pays) and pypdf's extraction of the same
 pages. Runs are interleaved so machine noise hits both alike; medians and their ratio are printed.
-Goal: ≤ 1.5× for both.
+Goal: ≤ 1.5× for both. Also, for information: notebook_edit of one cell (read guard, validation,
+atomic commit) vs nbformat reading, changing and writing the same notebook.
 
 Run from the repository root: ``.venv/bin/python -m bench.documents``.
 """
@@ -80,7 +81,7 @@ def compare(label: str, tool: Callable[[], object], reference: Callable[[], obje
         tool_times.append(timed(tool))
         ref_times.append(timed(reference))
     t, r = statistics.median(tool_times), statistics.median(ref_times)
-    print(f"{label:46s} view {t * 1000:8.1f} ms   reference {r * 1000:8.1f} ms   ratio {t / r:5.2f}x")
+    print(f"{label:50s} tool {t * 1000:8.1f} ms   reference {r * 1000:8.1f} ms   ratio {t / r:5.2f}x")
 
 
 def main() -> None:
@@ -108,6 +109,22 @@ def main() -> None:
         compare("notebook view (first page of cells)", view({"file_path": str(notebook)}), read_notebook)
         middle = view({"file_path": str(notebook), "offset": cells // 2})
         compare("notebook view (cells from the middle)", middle, read_notebook)
+
+        turn = iter(range(1_000_000))
+
+        def edit_cell() -> object:
+            params = {"file_path": str(notebook), "cell_index": cells // 2, "new_source": f"x = {next(turn)}"}
+            response = asyncio.run(session.run("notebook_edit", params))
+            assert not response.is_error, response.content[:300]
+            return response
+
+        def nbformat_round_trip() -> object:
+            nb = nbformat.read(str(notebook), as_version=4)  # type: ignore[no-untyped-call]
+            nb.cells[cells // 2].source = f"x = {next(turn)}"
+            nbformat.write(nb, str(workspace / "copy.ipynb"))  # type: ignore[no-untyped-call]
+            return nb
+
+        compare("notebook_edit one cell (vs nbformat read+write)", edit_cell, nbformat_round_trip)
 
         def extract(first: int, last: int) -> Callable[[], object]:
             def run() -> object:

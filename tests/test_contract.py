@@ -132,7 +132,7 @@ def test_descriptions_point_to_the_right_tool_and_word_parameters_alike() -> Non
         "view": ["edit, multiedit, write or patch", "with notebook_edit", "`pages`"],
         "notebook_edit": ["Read the notebook with view first", "instead of edit, multiedit, write or patch"],
         "bash": ["with view (not cat", "with glob (not find", "search with grep", "edit with edit"],
-        "edit": ["prefer multiedit", "prefer patch", "Read the file with view first"],
+        "edit": ["prefer multiedit", "prefer patch", "Read the file with view first", "use notebook_edit"],
         "multiedit": ["prefer patch", "read the file with view first"],
         "write": ["prefer editing existing files (edit, multiedit)"],
         "glob": ["Use grep to search file contents"],

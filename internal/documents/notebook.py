@@ -16,6 +16,7 @@ import binascii
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -158,6 +159,125 @@ def dump_notebook(notebook: Notebook) -> bytes:
     if style.crlf:
         text = text.replace("\n", "\r\n")
     return text.encode("utf-8-sig" if style.bom else "utf-8")
+
+
+_WHITESPACE = r"[ \t\r\n]*"
+
+
+def cell_spans(text: str) -> list[tuple[int, int]] | None:
+    """Where each cell's JSON object starts and ends in ``text`` (a notebook's JSON, parsed with
+    the standard decoder value by value); None when the layout is not the expected object."""
+    decoder = json.JSONDecoder()
+    space = re.compile(_WHITESPACE)
+
+    def skip(at: int) -> int:
+        match = space.match(text, at)
+        assert match is not None  # the pattern matches the empty string
+        return match.end()
+
+    try:
+        at = skip(0)
+        if text[at] != "{":
+            return None
+        at += 1
+        while True:
+            at = skip(at)
+            key, at = decoder.raw_decode(text, at)
+            at = skip(at)
+            if text[at] != ":":
+                return None
+            at = skip(at + 1)
+            if key == "cells":
+                return _array_spans(text, at, decoder, skip)
+            _, at = decoder.raw_decode(text, at)
+            at = skip(at)
+            if text[at] != ",":
+                return None
+            at += 1
+    except (ValueError, IndexError):
+        return None
+
+
+def _array_spans(
+    text: str, at: int, decoder: json.JSONDecoder, skip: Callable[[int], int]
+) -> list[tuple[int, int]] | None:
+    if text[at] != "[":
+        return None
+    spans: list[tuple[int, int]] = []
+    at = skip(at + 1)
+    if text[at] == "]":
+        return spans
+    while True:
+        _, end = decoder.raw_decode(text, at)
+        spans.append((at, end))
+        at = skip(end)
+        if text[at] == "]":
+            return spans
+        if text[at] != ",":
+            return None
+        at = skip(at + 1)
+
+
+def _cell_text(cell: dict[str, Any], style: JsonStyle, prefix: str) -> str:
+    """One cell serialised as the file does, its continuation lines indented by ``prefix``."""
+    text = json.dumps(cell, indent=style.indent, ensure_ascii=style.ensure_ascii, separators=style.separators)
+    if style.indent is not None:
+        text = text.replace("\n", "\n" + prefix)
+    return text.replace("\n", "\r\n") if style.crlf else text
+
+
+def spliced(notebook: Notebook, edit: CellEdit, before: int) -> bytes | None:
+    """The original text with only the edited cell's JSON changed, for a file whose layout a
+    whole rewrite would not reproduce; None when the cells cannot be located. ``before`` is the
+    cell count before the edit."""
+    text = notebook.text
+    spans = cell_spans(text)
+    if spans is None or len(spans) != before or not spans:
+        return None
+    style = notebook.style
+    start0 = spans[0][0]
+    prefix = text[text.rfind("\n", 0, start0) + 1 : start0]
+    if prefix.strip(" \t"):  # the cells do not start their own lines
+        prefix = ""
+    index = edit.index
+    if edit.mode == "replace":
+        start, end = spans[index]
+        result = text[:start] + _cell_text(notebook.cells[index], style, prefix) + text[end:]
+    elif edit.mode == "delete":
+        if len(spans) < 2:
+            return None
+        cut = (spans[index - 1][1], spans[index][1]) if index > 0 else (spans[0][0], spans[1][0])
+        result = text[: cut[0]] + text[cut[1] :]
+    else:
+        if len(spans) > 1:
+            between = text[spans[0][1] : spans[1][0]]
+        elif style.indent is not None:
+            between = "," + ("\r\n" if style.crlf else "\n") + prefix
+        else:
+            between = style.separators[0]
+        cell = _cell_text(notebook.cells[index], style, prefix)
+        if index > 0:
+            at = spans[index - 1][1]
+            result = text[:at] + between + cell + text[at:]
+        else:
+            result = text[:start0] + cell + between + text[start0:]
+    return result.encode("utf-8-sig" if style.bom else "utf-8")
+
+
+def write_notebook(notebook: Notebook, edit: CellEdit, before: int, reproduced: bool) -> tuple[bytes, bool]:
+    """The new file content, and whether everything outside the edited cell is byte-identical:
+    a whole rewrite when that reproduced the original file (``reproduced``), else a splice of the
+    one cell into the original text, else (cells not locatable) a whole rewrite in the file's style."""
+    if reproduced:
+        return dump_notebook(notebook), True
+    candidate = spliced(notebook, edit, before)
+    if candidate is not None:
+        try:
+            if json.loads(candidate.decode("utf-8-sig")) == notebook.data:
+                return candidate, True
+        except ValueError:
+            pass
+    return dump_notebook(notebook), False
 
 
 def cell_source(cell: dict[str, Any]) -> str:

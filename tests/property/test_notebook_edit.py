@@ -93,3 +93,51 @@ def test_unencodable_sources_are_refused_cleanly(source: str) -> None:
                                                              "new_source": source}))  # fmt: skip
         assert response.is_error and response.metadata["error"] == "invalid_source"
         assert path.read_bytes() == before
+
+
+def odd_layout(sources: list[str]) -> str:
+    """A notebook no rewrite reproduces: 2-space indent, a number written as 1.50, spaced colons."""
+    text = json.dumps(json.loads(notebook(sources)), indent=2, ensure_ascii=False)
+    text = text.replace('"metadata": {},\n  "nbformat": 4', '"metadata": {"ratio": 1.50},\n  "nbformat" :  4')
+    assert "1.50" in text and json.dumps(json.loads(text), indent=2, ensure_ascii=False) != text
+    return text
+
+
+@settings(deadline=None, max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    existing=st.lists(SOURCES, min_size=2, max_size=4),
+    new_source=SOURCES,
+    mode=st.sampled_from(["replace", "insert", "delete"]),
+    pick=st.integers(min_value=0, max_value=10),
+)
+def test_an_odd_layout_is_kept_byte_for_byte_outside_the_edited_cell(
+    existing: list[str], new_source: str, mode: str, pick: int
+) -> None:
+    from toolsmith.documents.notebook import cell_spans
+
+    with tempfile.TemporaryDirectory() as tmp:
+        workspace = Path(os.path.realpath(tmp))
+        path = workspace / "nb.ipynb"
+        original = odd_layout(existing)
+        path.write_text(original, encoding="utf-8")
+        index = pick % (len(existing) + (1 if mode == "insert" else 0))
+        session = Session(workspace, config=Config(lsp_enabled=False))
+        assert not asyncio.run(session.run("view", {"file_path": str(path)})).is_error
+        params = {"file_path": str(path), "cell_index": index, "new_source": new_source, "edit_mode": mode}
+        response = asyncio.run(session.run("notebook_edit", params))
+        assert not response.is_error, response.content
+        assert response.metadata["formatting_kept"] is True
+        result = path.read_text(encoding="utf-8")
+        nbformat.validate(json.loads(result))
+        old_spans, new_spans = cell_spans(original), cell_spans(result)
+        assert old_spans is not None and new_spans is not None
+        old_cells = [original[a:b] for a, b in old_spans]
+        new_cells = [result[a:b] for a, b in new_spans]
+        if mode == "delete":
+            assert new_cells == old_cells[:index] + old_cells[index + 1 :]
+        elif mode == "insert":
+            assert new_cells[:index] + new_cells[index + 1 :] == old_cells
+        else:
+            assert new_cells[:index] + new_cells[index + 1 :] == old_cells[:index] + old_cells[index + 1 :]
+        assert result[: new_spans[0][0]] == original[: old_spans[0][0]]
+        assert result[new_spans[-1][1] :] == original[old_spans[-1][1] :]  # "1.50" and the spaced colon kept

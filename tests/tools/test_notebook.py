@@ -189,6 +189,8 @@ def test_clear_errors(run: Runner, notebook: Path, workspace: Path) -> None:
     assert all(i in unknown.content for i in ids(notebook))
     out_of_range = run("notebook_edit", {"file_path": str(notebook), "cell_index": 9, "new_source": "x"})
     assert out_of_range.metadata["error"] == "cell_not_found" and "has 4 cells" in out_of_range.content
+    no_source = run("notebook_edit", {"file_path": str(notebook), "cell_index": 0})
+    assert no_source.metadata["error"] == "invalid_params" and "new_source is required" in no_source.content
     both = run("notebook_edit", {"file_path": str(notebook), "cell_index": 0, "cell_id": "a", "new_source": "x"})
     assert both.metadata["error"] == "invalid_params"
     (workspace / "a.py").write_text("x = 1\n")

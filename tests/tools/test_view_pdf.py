@@ -83,3 +83,19 @@ def test_a_damaged_pdf_is_a_clear_error(run: Runner, workspace: Path) -> None:
     path.write_bytes(b"%PDF-1.4\nnot really a pdf\n")
     response = run("view", {"file_path": str(path)})
     assert response.is_error and response.metadata["error"] == "pdf_unreadable"
+
+
+def test_an_empty_pdf_and_a_scattered_page_list(run: Runner, workspace: Path) -> None:
+    empty = workspace / "empty.pdf"
+    empty.write_bytes(text_pdf([]))
+    response = run("view", {"file_path": str(empty)})
+    assert not response.is_error, response.content
+    assert "no pages" in response.content and response.metadata["total_pages"] == 0
+
+    path = workspace / "many.pdf"
+    path.write_bytes(text_pdf([f"p{n}" for n in range(1, 121)]))
+    odd = ",".join(str(n) for n in range(1, 121, 2))  # 60 pages, none adjacent
+    first = run("view", {"file_path": str(path), "pages": odd})
+    assert first.metadata["pages_shown"] == list(range(1, 41, 2))
+    nxt = ",".join(str(n) for n in range(41, 81, 2))
+    assert f'Use pages="{nxt}" to continue; 40 of the requested pages remain.' in first.content

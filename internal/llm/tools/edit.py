@@ -24,6 +24,8 @@ DESCRIPTION = """Edits a file by replacing `old_string` with `new_string`.
 - An empty `old_string` creates a new file with `new_string` as its content (the file must not exist).
 - For several changes to one file, prefer multiedit (one call, all or nothing); for changes that
   span several files, prefer patch.
+- For Jupyter notebooks (.ipynb) use notebook_edit (by cell); an edit that would leave a notebook
+  that no longer parses or validates is refused.
 - The file's encoding, BOM and line endings are preserved. The result includes a diff and the
   errors language servers report after the change, in this file and in up to 5 other files that
   gained errors with it.

@@ -25,6 +25,7 @@ when you need to make multiple changes to the same file.
 - One diff and one write for the whole call; encoding, BOM and line endings are preserved. The
   result includes the errors language servers report after the change (this file and up to 5
   others that gained errors). For changes that span several files, prefer patch.
+- For Jupyter notebooks (.ipynb) use notebook_edit; edits that would break a notebook are refused.
 """
 
 

@@ -28,7 +28,8 @@ delete a cell. Use this for notebooks instead of edit, multiedit, write or patch
   `cell_type` is given); `insert` adds a new cell with `new_source` right after the cell `cell_id`,
   or at position `cell_index` (0 = first; the cell count appends), or at the end when neither is
   given (`cell_type` defaults to code); `delete` removes the cell (`new_source` is ignored).
-- `new_source` is the cell's whole source as plain text (no JSON escaping, no line numbers).
+- `new_source` is the cell's whole source as plain text (no JSON escaping, no line numbers);
+  required for replace and insert.
 - A replaced code cell's outputs and execution count are cleared (they came from the old source);
   every other cell, the notebook metadata and the file's formatting are kept. The result is
   validated (nbformat) before it is written, and the diff shows the cell's source.
@@ -38,7 +39,7 @@ delete a cell. Use this for notebooks instead of edit, multiedit, write or patch
 @dataclass(frozen=True)
 class NotebookEditParams:
     file_path: str = param("The notebook to change (absolute or relative to the workspace root)", minLength=1)
-    new_source: str = param("The cell's new source, as plain text (ignored for delete)", "")
+    new_source: str | None = param("The cell's new source, as plain text (required for replace and insert)", None)
     cell_id: str | None = param("The id of the cell to change (as view shows it)", None, minLength=1)
     cell_index: int | None = param("The 0-based index of the cell (for insert: the new cell's position)", None,
                                    minimum=0)  # fmt: skip
@@ -55,14 +56,18 @@ class NotebookEditTool(Tool):
     Params = NotebookEditParams
 
     async def run(self, params: NotebookEditParams, ctx: ToolContext) -> ToolResponse:
-        from ...documents.notebook import apply_cell_edit, dump_notebook, parse_notebook, validate
+        from ...documents.notebook import apply_cell_edit, dump_notebook, parse_notebook, validate, write_notebook
 
         path = ctx.resolve(params.file_path)
         if not is_notebook(path):
             raise ToolError(f"{path} is not a notebook (.ipynb); use edit or multiedit for other files.",
                             {"error": "not_a_notebook"})  # fmt: skip
+        if params.new_source is None and params.edit_mode != "delete":
+            raise ToolError(f"new_source is required for {params.edit_mode} (use \"\" for an empty cell).",
+                            {"error": "invalid_params"})  # fmt: skip
+        new_source = params.new_source or ""
         try:
-            params.new_source.encode("utf-8")
+            new_source.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise ToolError(f"new_source holds a character that cannot be stored in a notebook (UTF-8): "
                             f"{exc.object[exc.start:exc.end]!r} at index {exc.start}; nothing was written.",
@@ -75,14 +80,16 @@ class NotebookEditTool(Tool):
         def prepare(check: Callable[[], None]) -> tuple[Change, CellEdit, dict[str, Any], bool]:
             data, _ = read_for_change(ctx, target)
             notebook = parse_notebook(data, path)
-            kept_format = dump_notebook(notebook) == data
+            reproduced = dump_notebook(notebook) == data
+            before = len(notebook.cells)
             edit = apply_cell_edit(
-                notebook, path, params.edit_mode, params.cell_id, params.cell_index, params.new_source, params.cell_type
+                notebook, path, params.edit_mode, params.cell_id, params.cell_index, new_source, params.cell_type
             )
             validate(notebook.data, path, data)
             label = f"{display} (cell {edit.index}{f' id={edit.cell_id}' if edit.cell_id else ''})"
             metadata = diff_metadata(edit.old_source, edit.new_source, label, cancel=check)
-            return Change("write", target, dump_notebook(notebook), data), edit, metadata, kept_format
+            new_data, kept_format = write_notebook(notebook, edit, before, reproduced)
+            return Change("write", target, new_data, data), edit, metadata, kept_format
 
         async with ctx.locks.hold([target]):
             change, edit, metadata, kept_format = await in_thread(prepare, ctx.cancel)

@@ -203,7 +203,7 @@ async def _view_notebook(path: Path, params: ViewParams, ctx: ToolContext) -> To
 
 
 async def _view_pdf(path: Path, params: ViewParams, ctx: ToolContext) -> ToolResponse:
-    from ...documents.pdf import describe_ranges, extract_pages
+    from ...documents.pdf import extract_pages
 
     def read(check: Check) -> tuple[bytes, os.stat_result, Any]:
         data, st = _read_document(path, check)
@@ -227,21 +227,34 @@ async def _view_pdf(path: Path, params: ViewParams, ctx: ToolContext) -> ToolRes
         shown.append(number)
         used += size
     left = [n for n, _, _ in result.pages if n not in set(shown)] + result.remaining
-    title = f' title="{result.title}"' if result.title else ""
+    title = ' title="{}"'.format(result.title.replace('"', "'")) if result.title else ""
     content = f'<pdf path="{path}" pages={result.count}{title}>\n' + "\n\n".join(blocks) + "\n</pdf>"
-    footer = f"\n\n(Showed page{'s' if len(shown) != 1 else ''} {describe_ranges(shown)} of {result.count}."
-    if left:
-        footer += f" Use pages=\"{describe_ranges(left)[:200]}\" to continue"
-        footer += f" (at most {MAX_PAGES_PER_VIEW} pages per call).)"
-    else:
-        footer += ")"
-    content += footer
+    content += _pdf_footer(shown, left, result.count)
     metadata: dict[str, Any] = {
         "file_path": str(path), "pdf": True, "total_pages": result.count, "pages_shown": shown,
         "image_only_pages": [n for n, text, has in result.pages if text is None and has and n in shown],
         "truncated": bool(left),
     }  # fmt: skip
     return ToolResponse(content, metadata=metadata)
+
+
+#: A "pages to continue with" hint longer than this names only the next call's pages.
+MAX_PAGES_HINT_CHARS = 80
+
+
+def _pdf_footer(shown: list[int], left: list[int], count: int) -> str:
+    from ...documents.pdf import describe_ranges
+
+    if not shown:
+        return "\n\n(The PDF has no pages.)"
+    footer = f"\n\n(Showed page{'s' if len(shown) != 1 else ''} {describe_ranges(shown)} of {count}."
+    if not left:
+        return footer + ")"
+    rest = describe_ranges(left)
+    if len(rest) > MAX_PAGES_HINT_CHARS:
+        rest = describe_ranges(left[:MAX_PAGES_PER_VIEW])
+        return footer + f' Use pages="{rest}" to continue; {len(left)} of the requested pages remain.)'
+    return footer + f' Use pages="{rest}" to continue (at most {MAX_PAGES_PER_VIEW} pages per call).)'
 
 
 def _textless_page(number: int, has_images: bool) -> str:
