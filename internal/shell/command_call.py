@@ -71,6 +71,7 @@ async def run_command_call(
             output=output,
             on_output=streamed.write,
             wrap=wrap,
+            owner=ctx.processes,
         )
     finally:
         streamed.close()
@@ -81,8 +82,13 @@ async def run_command_call(
             f"\n\n(Output was {output.total_bytes} bytes, {output.newlines} lines; the full output is in "
             f"{output.path} — read it with view and an offset.)"
         )
+    if result.stopped_background:
+        text += "\n\n" + stopped_background_note(result.stopped_background)
     if result.timed_out:
-        text += f"\n\nCommand timed out after {timeout_ms} ms"
+        text += (
+            f"\n\nCommand timed out after {timeout_ms} ms. To let a long command (a server, a watcher, a long build) "
+            "keep running, start it with run_in_background: true and read its output with job_output."
+        )
     elif result.aborted:
         text += "\n\nCommand was aborted"
     elif result.exit_code:
@@ -96,8 +102,14 @@ async def run_command_call(
         "timed_out": result.timed_out,
         "aborted": result.aborted,
         "sandboxed": wrap is not None,
+        "stopped_background": result.stopped_background,
     }
     return ToolResponse(text, is_error=result.timed_out or result.aborted, metadata=metadata)
+
+
+def stopped_background_note(count: int) -> str:
+    was = "process was" if count == 1 else "processes were"
+    return f"({count} background {was} stopped when the command ended; use run_in_background to keep it.)"
 
 
 def _check_command(command: str) -> None:

@@ -30,6 +30,7 @@ from ...fsutil import paths as fspaths
 from ...fsutil.line_index import LineIndexCache
 from ...fsutil.locks import PathLocks
 from ...permission import PermissionRequest, PermissionService
+from ...proc import ProcessSupervisor
 from ...shell.state import ShellState
 from ...state import StateDir
 from .params import ParamsError, parse_params, schema_for
@@ -137,6 +138,8 @@ class ToolContext:
     line_indexes: LineIndexCache = field(default_factory=LineIndexCache)
     #: The tools this session offers (built-ins unless a front door found custom ones).
     tools: ToolRegistry = field(default_factory=lambda: ToolRegistry())
+    #: Every process tree this session's calls started; closing the session kills them.
+    processes: ProcessSupervisor = field(default_factory=ProcessSupervisor)
 
     def __post_init__(self) -> None:
         if self.state is None:
