@@ -449,3 +449,20 @@ async def _reader(fd: int, transports: list[asyncio.BaseTransport]) -> asyncio.S
         raise
     transports.append(transport)
     return stream
+
+
+def terminate_blocking(tree: ProcessTree, grace_s: float = KILL_GRACE_S) -> int:
+    """:meth:`ProcessTree.terminate` for threads without an event loop (background jobs)."""
+    count = len(tree.alive())
+    if count and grace_s > 0:
+        tree.signal(signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline and tree.alive():
+            time.sleep(GROUP_POLL_S)
+    if count:
+        tree.kill_now()
+    deadline = time.monotonic() + REAP_TIMEOUT_S
+    while time.monotonic() < deadline and tree._unreaped():
+        time.sleep(GROUP_POLL_S)
+        tree.reap()
+    return count

@@ -179,6 +179,7 @@ class Session:
         return available_skills_xml(self.ctx.workspace, list(self.ctx.config.skill_paths))
 
     async def close(self) -> None:
+        await self.ctx.jobs.close()
         await self.ctx.processes.close()
         if self.ctx.lsp is not None:
             await self.ctx.lsp.close()

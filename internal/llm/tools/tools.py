@@ -31,6 +31,7 @@ from ...fsutil.line_index import LineIndexCache
 from ...fsutil.locks import PathLocks
 from ...permission import PermissionRequest, PermissionService
 from ...proc import ProcessSupervisor
+from ...shell.jobs import JobTable
 from ...shell.state import ShellState
 from ...state import StateDir
 from .params import ParamsError, parse_params, schema_for
@@ -140,6 +141,8 @@ class ToolContext:
     tools: ToolRegistry = field(default_factory=lambda: ToolRegistry())
     #: Every process tree this session's calls started; closing the session kills them.
     processes: ProcessSupervisor = field(default_factory=ProcessSupervisor)
+    #: Background jobs (bash ``run_in_background``), read by job_output, fed by job_input.
+    jobs: JobTable = field(default_factory=JobTable)
 
     def __post_init__(self) -> None:
         if self.state is None:
@@ -242,8 +245,11 @@ class Tool(ABC):
 #: The built-in tools. Modules are imported on first use so the CLI loads only the tool it runs.
 TOOL_MODULES: dict[str, str] = {
     name: f".{name}"
-    for name in ("bash", "view", "write", "edit", "multiedit", "patch", "glob", "grep", "ls", "lsp", "fetch", "skill")
-}
+    for name in (
+        "bash", "job_output", "job_input", "job_kill", "view", "write", "edit", "multiedit", "patch", "glob",
+        "grep", "ls", "lsp", "fetch", "skill",
+    )
+}  # fmt: skip
 
 
 def tool_names() -> list[str]:
