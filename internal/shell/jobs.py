@@ -216,17 +216,19 @@ class Job:
             with self._lock:
                 self._waiters = [(lp, f) for lp, f in self._waiters if f is not future]
 
-    async def wait_quiet(self, timeout_s: float, quiet_s: float) -> None:
-        """Until the job's end, ``timeout_s``, or output that then paused for ``quiet_s``."""
+    async def wait_output(self, since: int, timeout_s: float, quiet_s: float) -> None:
+        """Until output arrives after version ``since`` and then pauses for ``quiet_s``, the
+        job ends, or ``timeout_s`` passes."""
         deadline = time.monotonic() + timeout_s
-        seen = self.version
-        await self.wait_change(seen, timeout_s)
-        while self.running and self.version != seen:
+        await self.wait_change(since, timeout_s)
+        while self.running:
             seen = self.version
             left = deadline - time.monotonic()
             if left <= 0:
                 return
             await self.wait_change(seen, min(quiet_s, left))
+            if self.version == seen:
+                return
 
     def unread(self) -> int:
         with self._lock:

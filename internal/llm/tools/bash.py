@@ -97,7 +97,7 @@ async def _start_job(params: BashParams, ctx: ToolContext) -> ToolResponse:
     job = await start_background_job(
         params.command, ctx, tool="bash", tty=params.tty, timeout_ms=params.timeout, description=params.description
     )
-    await job.wait_quiet(FIRST_OUTPUT_WAIT_S, FIRST_OUTPUT_QUIET_S)
+    await job.wait_output(0, FIRST_OUTPUT_WAIT_S, FIRST_OUTPUT_QUIET_S)
     text, metadata = report(job, job.read_delta(), empty="(no output yet)")
     header = (
         f"Started background job {job.id} (pid {job.pid}){' on a terminal' if job.tty else ''}. Read new output with "

@@ -64,8 +64,7 @@ class JobInputTool(Tool):
         before = job.version
         written = job.write(data, WRITE_TIMEOUT_S)
         if params.wait_ms:
-            await job.wait_change(before, params.wait_ms / 1000)
-            await job.wait_quiet(params.wait_ms / 1000, QUIET_MS / 1000)
+            await job.wait_output(before, params.wait_ms / 1000, QUIET_MS / 1000)
         text, metadata = report(job, job.read_delta())
         metadata["written_bytes"] = written
         if written < len(data):

@@ -11,6 +11,8 @@ from .tools import Tool, ToolContext, ToolResponse
 
 #: The longest job_output (and job_input) may wait for output.
 MAX_WAIT_MS = 60_000
+#: Once a waited-for output started, this much silence ends the wait.
+QUIET_S = 0.05
 
 DESCRIPTION = f"""Reads the output a background job (started by bash with run_in_background) produced since
 it was last read, and its state: running, exited with code N, killed, or timed out.
@@ -46,12 +48,10 @@ class JobOutputTool(Tool):
             lines = [job.summary() for job in jobs]
             return ToolResponse("\n".join(lines), metadata={"jobs": [job.id for job in jobs]})
         job = ctx.jobs.get(params.job_id)
-        if params.wait_ms and job.running and not job.unread():
-            await job.wait_change(job.version, params.wait_ms / 1000)
-            # Output that just started arriving: give it a moment to finish its line.
-            if job.unread() and job.running:
-                await job.wait_quiet(min(0.05, params.wait_ms / 1000), 0.02)
         started = time.monotonic()
+        if params.wait_ms and job.running and not job.unread():
+            # Output that just started arriving gets a moment to finish its line.
+            await job.wait_output(job.version, params.wait_ms / 1000, QUIET_S)
         text, metadata = report(job, job.read_delta())
         metadata["waited_ms"] = round((time.monotonic() - started) * 1000)
         return ToolResponse(text, metadata=metadata)
