@@ -44,8 +44,12 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .errors import ToolError
+
+if TYPE_CHECKING:
+    import subprocess
 
 log = logging.getLogger("toolsmith.proc")
 
@@ -293,6 +297,7 @@ class ProcessTree:
             if self._reapable(stat, me):
                 with contextlib.suppress(ChildProcessError, OSError):
                     os.waitpid(stat.pid, os.WNOHANG)
+        reap_foreign_orphans()
         live = {pid for pid in self._seen if os.path.exists(f"/proc/{pid}")}
         self._seen = {pid: start for pid, start in self._seen.items() if pid in live}
 
@@ -302,6 +307,50 @@ class ProcessTree:
             _trees.pop(self.tag, None)
         if self.owner is not None:
             self.owner.discard(self)
+
+
+def reap_foreign_orphans(table: Mapping[int, ProcStat] | None = None) -> int:
+    """Reap dead orphans that processes started outside this module left us (a language
+    server's workers, a probe's forked child), as a subreaper inherits them too.
+
+    Only zombies that cannot be anyone's direct child: a process started by this process (by
+    asyncio, :mod:`subprocess`, ...) is in our process group or leads its own, so a zombie whose
+    group is neither was adopted, and nobody else will wait for it.
+    """
+    if not _subreaper:
+        return 0
+    me, my_group = os.getpid(), os.getpgrp()
+    reaped = 0
+    for stat in (process_table() if table is None else table).values():
+        if stat.zombie and stat.ppid == me and stat.pgid not in (my_group, stat.pid) and stat.sid != stat.pid:
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(stat.pid, os.WNOHANG)
+                reaped += 1
+    return reaped
+
+
+def run_and_reap(argv: Sequence[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run`` (text, output captured) in its own tree, which is killed and reaped
+    afterwards: a short probe that forks (bubblewrap) leaves no orphan to this subreaper."""
+    import subprocess
+
+    tree = ProcessTree()
+    try:
+        process = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=tree.environment(None), start_new_session=True,
+        )  # fmt: skip
+        tree.set_leader(process.pid)
+        try:
+            out, err = process.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            tree.kill_now()
+            process.communicate()
+            raise
+        return subprocess.CompletedProcess(list(argv), process.returncode, out, err)
+    finally:
+        terminate_blocking(tree, 0)
+        tree.release()
 
 
 class ProcessSupervisor:

@@ -22,22 +22,31 @@ FORKING = (
 )
 
 
-def leftovers(mark: str = MARK) -> list[int]:
-    """Running processes with ``mark`` in their command line, and zombies we failed to reap."""
+def leftovers(mark: str = MARK) -> list[str]:
+    """Running processes with ``mark`` in their command line, and zombies we failed to reap
+    (each as its /proc stat line, so a failure shows what was left)."""
     found = []
     me = os.getpid()
     for stat in process_table().values():
         if stat.zombie:
             if stat.ppid == me:
-                found.append(stat.pid)
+                found.append(_describe(stat.pid))
             continue
         try:
             with open(f"/proc/{stat.pid}/cmdline", "rb") as handle:
                 if mark.encode() in handle.read():
-                    found.append(stat.pid)
+                    found.append(_describe(stat.pid))
         except OSError:
             continue
     return found
+
+
+def _describe(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().strip()
+    except OSError:
+        return f"{pid} (gone)"
 
 
 async def wait_for_file(path: Path, timeout: float = 30.0) -> None:

@@ -129,7 +129,8 @@ def test_cancel_token_and_task_cancel_stop_the_command(workspace: Path) -> None:
             await asyncio.wait_for(call, 10)
 
     asyncio.run(with_task_cancel())
-    assert not pid_alive(int(marker.read_text()))
+    pid = int(marker.read_text())
+    assert not pid_alive(pid), Path(f"/proc/{pid}/stat").read_text()
 
 
 @pytest.mark.parametrize("command", ["git commit", "read x; echo got=$x", "cat", "less -F /etc/hostname"])
