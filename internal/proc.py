@@ -124,8 +124,12 @@ class ProcStat:
 
 def read_stat(pid: int) -> ProcStat | None:
     try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            fields = handle.read().rsplit(b")", 1)[1].split()
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            raw = os.read(fd, 4096)
+        finally:
+            os.close(fd)
+        fields = raw.rsplit(b")", 1)[1].split()
         return ProcStat(pid, int(fields[1]), int(fields[2]), int(fields[3]), fields[0].decode(), int(fields[19]))
     except (OSError, IndexError, ValueError):
         return None
@@ -222,6 +226,12 @@ class ProcessTree:
                 if child.pid not in found and child.pid != me:
                     found[child.pid] = child
                     stack.append(child.pid)
+        # Never ourselves, init, or an ancestor of ours (a safety net: no tree may hold them).
+        ancestor = me
+        while ancestor in table and ancestor > 1:
+            found.pop(ancestor, None)
+            ancestor = table[ancestor].ppid
+        found.pop(1, None)
         for stat in found.values():
             if not stat.zombie:
                 self._seen[stat.pid] = stat.start
@@ -259,7 +269,11 @@ class ProcessTree:
     async def terminate(self, grace_s: float = KILL_GRACE_S) -> int:
         """SIGTERM every member, SIGKILL what is left after ``grace_s`` (at once when 0), and
         wait (bounded) until they are gone. Returns how many processes were running."""
-        count = len(self.alive())
+        me = os.getpid()
+        members = self.members().values()
+        count = sum(1 for stat in members if not stat.zombie)
+        if not count and not any(self._reapable(stat, me) for stat in members):
+            return 0  # the common case: one scan
         if count and grace_s > 0:
             self.signal(signal.SIGTERM)
             deadline = time.monotonic() + grace_s
@@ -502,7 +516,11 @@ async def _reader(fd: int, transports: list[asyncio.BaseTransport]) -> asyncio.S
 
 def terminate_blocking(tree: ProcessTree, grace_s: float = KILL_GRACE_S) -> int:
     """:meth:`ProcessTree.terminate` for threads without an event loop (background jobs)."""
-    count = len(tree.alive())
+    me = os.getpid()
+    members = tree.members().values()
+    count = sum(1 for stat in members if not stat.zombie)
+    if not count and not any(tree._reapable(stat, me) for stat in members):
+        return 0
     if count and grace_s > 0:
         tree.signal(signal.SIGTERM)
         deadline = time.monotonic() + grace_s

@@ -230,6 +230,10 @@ class Job:
             if self.version == seen:
                 return
 
+    @property
+    def total_bytes(self) -> int:
+        return self._total
+
     def unread(self) -> int:
         with self._lock:
             return self._total - self._read

@@ -255,7 +255,8 @@ def test_code_for_an_interpreter_job_asks(workspace: Path) -> None:
     async def main() -> ToolResponse:
         try:
             repl = await session.run("bash", {"command": "python3 -i -q", "run_in_background": True, "tty": True})
-            return await session.run("job_input", {"job_id": repl.metadata["job_id"], "text": "print(7*6)\n"})
+            job_id = repl.metadata["job_id"]
+            return await session.run("job_input", {"job_id": job_id, "text": "print(7*6)\n", "wait_ms": 20_000})
         finally:
             await session.close()
 

@@ -88,7 +88,7 @@ class BashTool(Tool):
 
 
 #: How long starting a job waits for its first output (or its exit) before returning.
-FIRST_OUTPUT_WAIT_S = 1.0
+FIRST_OUTPUT_WAIT_S = 0.3
 #: Output that then pauses this long counts as the first output.
 FIRST_OUTPUT_QUIET_S = 0.1
 

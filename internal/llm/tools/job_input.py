@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from ...errors import ToolError
 from ...shell.command_call import authorize_job_input
-from ...shell.jobs import report
+from ...shell.jobs import Job, report
 from .job_output import MAX_WAIT_MS
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
@@ -14,7 +15,7 @@ from .tools import Tool, ToolContext, ToolResponse
 #: Default wait for the job's answer.
 DEFAULT_WAIT_MS = 1_000
 #: Once the job printed something, this much silence ends the wait early.
-QUIET_MS = 150
+QUIET_MS = 50
 #: Text larger than this is refused: write a file and have the job read it.
 MAX_INPUT_BYTES = 64 * 1024
 #: A job that does not read its input gets this long before the rest is dropped.
@@ -61,10 +62,10 @@ class JobInputTool(Tool):
                 {"error": "input_too_large"},
             )
         await authorize_job_input(job, params.text, ctx, tool=self.name)
-        before = job.version
+        before, printed_before = job.version, job.total_bytes
         written = job.write(data, WRITE_TIMEOUT_S)
         if params.wait_ms:
-            await job.wait_output(before, params.wait_ms / 1000, QUIET_MS / 1000)
+            await _wait_for_answer(job, before, printed_before, data, params.wait_ms / 1000)
         text, metadata = report(job, job.read_delta())
         metadata["written_bytes"] = written
         if written < len(data):
@@ -73,6 +74,19 @@ class JobInputTool(Tool):
                 + text
             )
         return ToolResponse(text, metadata=metadata)
+
+
+async def _wait_for_answer(job: Job, since: int, printed_before: int, data: bytes, timeout_s: float) -> None:
+    """Until the job answered and paused, ended, or ``timeout_s``. A terminal echoes the input
+    at once (newlines as CRLF); that echo alone is not the answer, so the wait goes on."""
+    deadline = time.monotonic() + timeout_s
+    await job.wait_output(since, timeout_s, QUIET_MS / 1000)
+    echo = len(data) + data.count(b"\n") if job.tty else 0
+    while job.running and job.total_bytes - printed_before <= echo:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        await job.wait_output(job.version, left, QUIET_MS / 1000)
 
 
 TOOL = JobInputTool()
