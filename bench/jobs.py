@@ -1,7 +1,8 @@
 """Background jobs vs raw processes, interleaved, medians and ratios:
 
-- start: bash run_in_background of `cat` (returns when the job is running) vs subprocess.Popen
-  of `bash -c cat` (returns when forked);
+- start: bash run_in_background of `cat` (silent: returns after the first-output window) vs
+  subprocess.Popen of `bash -c cat` (returns when forked);
+- start + first line: `echo ready; cat` as a job (returns with "ready") vs Popen and reading it;
 - output round trip: job_input of a line to a `cat` job, answered through job_output, vs a
   write to a raw `cat` pipe and a read of its echo;
 - tty echo: job_input to `python3 -i` on a terminal answering `1+1` vs the same on a raw pty.
@@ -51,6 +52,17 @@ def raw_start() -> float:
     return elapsed
 
 
+def raw_start_and_banner() -> float:
+    start = time.perf_counter()
+    process = subprocess.Popen(["bash", "-c", "echo ready; cat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert process.stdout is not None
+    read_until(process.stdout.fileno(), b"ready\n")
+    elapsed = time.perf_counter() - start
+    process.kill()
+    process.communicate()
+    return elapsed
+
+
 def raw_pipe_round_trip(process: subprocess.Popen[bytes], n: int) -> float:
     assert process.stdin is not None and process.stdout is not None
     start = time.perf_counter()
@@ -71,6 +83,7 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         session = Session(tmp, config=Config(lsp_enabled=False, state_dir=Path(tempfile.mkdtemp()), max_jobs=64))
         starts: tuple[list[float], list[float]] = ([], [])
+        banners: tuple[list[float], list[float]] = ([], [])
         trips: tuple[list[float], list[float]] = ([], [])
         echoes: tuple[list[float], list[float]] = ([], [])
 
@@ -88,6 +101,13 @@ async def main() -> None:
                 start = time.perf_counter()
                 started = await session.run("bash", {"command": "cat", "run_in_background": True})
                 starts[1].append(time.perf_counter() - start)
+                await session.run("job_kill", {"job_id": started.metadata["job_id"]})
+
+                banners[0].append(raw_start_and_banner())
+                start = time.perf_counter()
+                started = await session.run("bash", {"command": "echo ready; cat", "run_in_background": True})
+                banners[1].append(time.perf_counter() - start)
+                assert "ready" in started.content, started.content
                 await session.run("job_kill", {"job_id": started.metadata["job_id"]})
 
                 trips[0].append(raw_pipe_round_trip(cat, n))
@@ -109,7 +129,8 @@ async def main() -> None:
             os.close(master)
             await session.close()
     for label, (raw, tool) in (
-        ("job start (bash run_in_background) vs Popen", starts),
+        ("silent job start (waits its first-output window)", starts),
+        ("job start + first line (echo ready; cat) vs Popen", banners),
         ("job_input+output round trip vs pipe write/read", trips),
         ("tty job_input echo (python3 -i) vs raw pty", echoes),
     ):
