@@ -150,6 +150,59 @@ def process_table() -> dict[int, ProcStat]:
     return table
 
 
+def _read_children(pid: int) -> list[int] | None:
+    """Children of every thread of ``pid`` (``/proc/PID/task/TID/children``); None where the
+    kernel does not offer that file."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    out: list[int] = []
+    for tid in tids:
+        try:
+            fd = os.open(f"/proc/{pid}/task/{tid}/children", os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            if not os.path.exists(f"/proc/{pid}/task/{tid}"):
+                continue  # the thread ended meanwhile
+            return None
+        except OSError:
+            continue
+        try:
+            raw = os.read(fd, 1 << 20)
+        finally:
+            os.close(fd)
+        out += [int(word) for word in raw.split()]
+    return out
+
+
+def descendant_table() -> dict[int, ProcStat] | None:
+    """This process's descendants only: with the subreaper, every process of every tree of ours
+    is one, and reading them is much cheaper than reading all of /proc. None when unavailable."""
+    pending = _read_children(os.getpid())
+    if pending is None:
+        return None
+    table: dict[int, ProcStat] = {}
+    while pending:
+        pid = pending.pop()
+        if pid in table:
+            continue
+        stat = read_stat(pid)
+        if stat is None:
+            continue
+        table[pid] = stat
+        pending += _read_children(pid) or []
+    return table
+
+
+def _candidates() -> dict[int, ProcStat]:
+    """Where a tree's members can be: our descendants with the subreaper, else all of /proc."""
+    if _subreaper:
+        table = descendant_table()
+        if table is not None:
+            return table
+    return process_table()
+
+
 def _has_tag(pid: int, marker: bytes) -> bool:
     try:
         with open(f"/proc/{pid}/environ", "rb") as handle:
@@ -201,7 +254,7 @@ class ProcessTree:
 
     def members(self, table: Mapping[int, ProcStat] | None = None) -> dict[int, ProcStat]:
         """The tree's processes now, zombies included, the leader included while it exists."""
-        table = process_table() if table is None else table
+        table = _candidates() if table is None else table
         me = os.getpid()
         found: dict[int, ProcStat] = {}
         for stat in table.values():
@@ -335,7 +388,7 @@ def reap_foreign_orphans(table: Mapping[int, ProcStat] | None = None) -> int:
         return 0
     me, my_group = os.getpid(), os.getpgrp()
     reaped = 0
-    for stat in (process_table() if table is None else table).values():
+    for stat in (_candidates() if table is None else table).values():
         if stat.zombie and stat.ppid == me and stat.pgid not in (my_group, stat.pid) and stat.sid != stat.pid:
             with contextlib.suppress(ChildProcessError, OSError):
                 os.waitpid(stat.pid, os.WNOHANG)
