@@ -35,6 +35,8 @@ DEFAULT_MAX_OUTPUT_LINES = 2000
 DEFAULT_MAX_OUTPUT_BYTES = 50 * 1024
 #: Seconds without a tool call after which a session's language servers stop (Config.lsp_idle_s).
 DEFAULT_LSP_IDLE_S = 5 * 60
+#: Background jobs running at once in one session (``[bash] max_jobs``).
+DEFAULT_MAX_JOBS = 16
 
 #: Never written by a mutating tool. A bare name is protected at any depth (``sub/.git/config``
 #: too); an entry with a ``/`` is a path, relative to the workspace unless absolute. ``.git``
@@ -121,6 +123,9 @@ class Config:
     bash_sandbox: bool = False
     #: Let sandboxed commands use the network.
     bash_network: bool = False
+    #: Background jobs (bash ``run_in_background``) running at once in one session; one more is
+    #: refused with the list (see internal/shell/jobs.py, docs/jobs.md).
+    max_jobs: int = DEFAULT_MAX_JOBS
     #: Offer the executables in ``<workspace>/.toolsmith/tools/`` and the user's tools directory
     #: as tools (see internal/llm/tools/custom.py).
     custom_tools: bool = True
@@ -242,6 +247,7 @@ CONFIG_KEYS: dict[str, _Key] = {
     "fetch_allowed_hosts": _Key("fetch_allowed_hosts", _expect_strs),
     "bash.sandbox": _Key("bash_sandbox", _expect_bool),
     "bash.network": _Key("bash_network", _expect_bool),
+    "bash.max_jobs": _Key("max_jobs", _expect_int(1)),
     "tools.custom": _Key("custom_tools", _expect_bool),
     "tools.override": _Key("tools_override", _expect_strs),
     "audit.path": _Key("audit_log", _expect_str, "path"),

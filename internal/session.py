@@ -274,6 +274,8 @@ class Session:
         if self._idle_stop is not None:
             with contextlib.suppress(Exception):
                 await self._idle_stop
+        await self.ctx.jobs.close()
+        await self.ctx.processes.close()
         if self.ctx.lsp is not None:
             await self.ctx.lsp.close()
         if self._owns_audit and self.audit is not None:

@@ -52,7 +52,7 @@ def test_a_tool_policy_offers_a_subset_and_refuses_the_rest(workspace: Path) -> 
     (workspace / "a.txt").write_text("x\n")
     everything = Session(workspace, config=Config(lsp_enabled=False))
     assert [t.name for t in everything.tools(ToolPolicy(read_only=True))] == [
-        "view", "glob", "grep", "ls", "lsp", "fetch", "skill", "outline",
+        "job_output", "view", "glob", "grep", "ls", "lsp", "fetch", "skill", "outline",
     ]  # fmt: skip
     policy = ToolPolicy(allow=["view", "edit", "bash"], deny=["bash"])
     assert [t.name for t in everything.tools(policy)] == ["view", "edit"]  # deny wins over allow
@@ -62,7 +62,7 @@ def test_a_tool_policy_offers_a_subset_and_refuses_the_rest(workspace: Path) -> 
     refused = asyncio.run(session.run("write", {"file_path": "a.txt", "content": "y\n"}))
     assert refused.is_error and refused.metadata["error"] == "tool_not_offered"
     assert refused.content.startswith(
-        "The write tool is not available: this session is read-only. Available tools: view,"
+        "The write tool is not available: this session is read-only. Available tools: job_output, view,"
     )
     assert (workspace / "a.txt").read_text() == "x\n"
     assert not asyncio.run(session.run("view", {"file_path": "a.txt"})).is_error

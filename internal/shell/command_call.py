@@ -17,7 +17,8 @@ from ..proc import check_argument
 from ..progress import OutputProgress
 from ..truncate import SpillingBuffer, new_spill_path
 from . import policy, sandbox
-from .runner import run_command
+from .jobs import Job
+from .runner import environment, run_command, start_dir
 from .state import ShellState
 
 if TYPE_CHECKING:
@@ -45,19 +46,7 @@ async def run_command_call(
     ``always_ask``) ask permission first. ``shell`` defaults to the session's shell state."""
     from ..llm.tools.tools import ToolResponse
 
-    _check_command(command)
-    wrap = _sandbox(ctx) if ctx.config.bash_sandbox else None
-    reason = policy.banned_reason(command)
-    if reason and wrap is None:
-        raise ToolError(
-            f"Command refused: {reason}. Network access, privilege escalation, system package "
-            "managers and global installs are not available to this tool."
-        )
-    if always_ask or reason or not policy.is_safe(command):
-        shown = description or command
-        if reason:  # in the sandbox the list only informs whoever answers the prompt
-            shown += f" (note: {reason} outside the sandbox)"
-        await ctx.require_permission(tool, "execute", command, shown, {"command": command})
+    wrap = await authorize_command(command, ctx, tool=tool, description=description, always_ask=always_ask)
     output = SpillingBuffer(MAX_OUTPUT_CHARS, lambda: new_spill_path(ctx.state, ctx.session_id, tool))
     streamed = OutputProgress(ctx.progress, tool)
     try:
@@ -71,6 +60,7 @@ async def run_command_call(
             output=output,
             on_output=streamed.write,
             wrap=wrap,
+            owner=ctx.processes,
         )
     finally:
         streamed.close()
@@ -81,8 +71,13 @@ async def run_command_call(
             f"\n\n(Output was {output.total_bytes} bytes, {output.newlines} lines; the full output is in "
             f"{output.path} — read it with view and an offset.)"
         )
+    if result.stopped_background:
+        text += "\n\n" + stopped_background_note(result.stopped_background)
     if result.timed_out:
-        text += f"\n\nCommand timed out after {timeout_ms} ms"
+        text += (
+            f"\n\nCommand timed out after {timeout_ms} ms. To let a long command (a server, a watcher, a long build) "
+            "keep running, start it with run_in_background: true and read its output with job_output."
+        )
     elif result.aborted:
         text += "\n\nCommand was aborted"
     elif result.exit_code:
@@ -96,8 +91,71 @@ async def run_command_call(
         "timed_out": result.timed_out,
         "aborted": result.aborted,
         "sandboxed": wrap is not None,
+        "stopped_background": result.stopped_background,
     }
     return ToolResponse(text, is_error=result.timed_out or result.aborted, metadata=metadata)
+
+
+async def authorize_command(
+    command: str, ctx: ToolContext, *, tool: str, description: str | None = None, always_ask: bool = False
+) -> Callable[[list[str], str], list[str]] | None:
+    """Check ``command`` and ask permission as the policy says; the sandbox wrapper when the
+    sandbox is on. Raises :class:`ToolError` when the command is refused."""
+    _check_command(command)
+    wrap = _sandbox(ctx) if ctx.config.bash_sandbox else None
+    reason = policy.banned_reason(command)
+    if reason and wrap is None:
+        raise ToolError(
+            f"Command refused: {reason}. Network access, privilege escalation, system package "
+            "managers and global installs are not available to this tool."
+        )
+    if always_ask or reason or not policy.is_safe(command):
+        shown = description or command
+        if reason:  # in the sandbox the list only informs whoever answers the prompt
+            shown += f" (note: {reason} outside the sandbox)"
+        await ctx.require_permission(tool, "execute", command, shown, {"command": command})
+    return wrap
+
+
+async def start_background_job(
+    command: str, ctx: ToolContext, *, tool: str, tty: bool, timeout_ms: int | None, description: str | None
+) -> Job:
+    """Start ``command`` as one of the session's background jobs (see jobs.py), after the same
+    checks and permission as a foreground command, in the sandbox when it is on."""
+    wrap = await authorize_command(command, ctx, tool=tool, description=description)
+    cwd, _ = start_dir(ctx.shell, ctx.workspace)
+    argv = ["bash", "--noprofile", "--norc", "-c", command]
+    if wrap is not None:
+        argv = wrap(argv, cwd)
+    return ctx.jobs.start(
+        command, argv, cwd=cwd, env=environment(ctx.shell), tty=tty,
+        spill_path=lambda: new_spill_path(ctx.state, ctx.session_id, "job"),
+        timeout_s=timeout_ms / 1000 if timeout_ms is not None else None,
+        max_jobs=ctx.config.max_jobs, owner=ctx.processes,
+    )  # fmt: skip
+
+
+#: Programs that run the code they read: input to them is code, so it always asks.
+INTERPRETERS = ("python", "node", "deno", "bun", "ruby", "irb", "perl", "php", "lua", "R", "julia", "ghci",
+                "sqlite3", "psql", "mysql", "tclsh", "guile", "racket", "ocaml", "scala", "erl", "iex")  # fmt: skip
+
+
+async def authorize_job_input(job: Job, text: str, ctx: ToolContext, *, tool: str) -> None:
+    """Input to a shell job is a command line: the bash policy applies. Input to an
+    interpreter job is code: permission is asked. Anything else (a prompt's answer) passes."""
+    names = {os.path.basename(words[0]) for words in policy.analyse(job.command).commands if words}
+    if names & policy.SHELLS:
+        for line in text.replace("\r", "\n").split("\n"):
+            if line.strip():
+                await authorize_command(line, ctx, tool=tool, description=f"input to job {job.id}: {line}")
+    elif any(name.startswith(INTERPRETERS) for name in names):
+        await ctx.require_permission(tool, "execute", text, f"code for job {job.id} ({job.command}): {text}",
+                                     {"job_id": job.id, "text": text})  # fmt: skip
+
+
+def stopped_background_note(count: int) -> str:
+    was = "process was" if count == 1 else "processes were"
+    return f"({count} background {was} stopped when the command ended; use run_in_background to keep it.)"
 
 
 def _check_command(command: str) -> None:

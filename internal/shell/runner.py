@@ -9,7 +9,8 @@ fresh process per command gives exact exit codes and a process group that can be
 stdin is ``/dev/null`` and the environment disables pagers, editors and prompts, so commands
 that would wait for a terminal (``git commit`` without ``-m``, ``less``, ``read``) return instead
 of hanging. When the shell exits, output still arriving is drained briefly; then anything left in
-the group (background jobs holding the pipe, daemons) is terminated.
+its process tree (``cmd &``, ``setsid``/``nohup`` daemons; see proc.py) is terminated, and the
+result counts it so the model learns to use ``run_in_background`` instead.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..cancel import CancelToken
-from ..proc import KILL_GRACE_S, spawn, terminate_group
+from ..proc import KILL_GRACE_S, ProcessSupervisor, spawn
 from ..truncate import SpillingBuffer
 from .state import ShellState
 
@@ -73,9 +74,12 @@ class ShellResult:
     duration_s: float
     cwd: str
     note: str = ""
+    #: Processes the command left running when its shell exited, which were stopped.
+    stopped_background: int = 0
 
 
-def _start_dir(state: ShellState, workspace: Path) -> tuple[str, str]:
+def start_dir(state: ShellState, workspace: Path) -> tuple[str, str]:
+    """Where a command starts, and a note when the session's last directory is gone."""
     if state.cwd and os.path.isdir(state.cwd):
         return state.cwd, ""
     if state.cwd:
@@ -83,7 +87,12 @@ def _start_dir(state: ShellState, workspace: Path) -> tuple[str, str]:
     return str(workspace), ""
 
 
-def _environment(state: ShellState) -> dict[str, str]:
+def shell_argv(state_base: Path, command: str) -> list[str]:
+    """bash running ``command`` and saving its directory and environment to ``state_base``."""
+    return ["bash", "--noprofile", "--norc", "-c", _SCRIPT, "bash", str(state_base), command]
+
+
+def environment(state: ShellState) -> dict[str, str]:
     env = dict(state.env) if state.env is not None else dict(os.environ)
     env.update(NON_INTERACTIVE_ENV)
     return env
@@ -121,50 +130,59 @@ async def run_command(
     output: SpillingBuffer,
     on_output: Callable[[bytes], None] | None = None,
     wrap: Callable[[list[str], str], list[str]] | None = None,
+    owner: ProcessSupervisor | None = None,
 ) -> ShellResult:
     """Run ``command``; update ``state`` with the directory and environment it leaves.
 
     ``wrap(argv, cwd)`` may put the shell inside a sandbox (see sandbox.py).
     """
-    cwd, note = _start_dir(state, workspace)
+    cwd, note = start_dir(state, workspace)
     base = state_dir / f"shell-{uuid.uuid4().hex}"
     started = time.monotonic()
-    argv = ["bash", "--noprofile", "--norc", "-c", _SCRIPT, "bash", str(base), command]
+    argv = shell_argv(base, command)
     if wrap is not None:
         argv = wrap(argv, cwd)
-    child = await spawn(argv, cwd=cwd, env=_environment(state), merge_stderr=True)
+    child = await spawn(argv, cwd=cwd, env=environment(state), merge_stderr=True, owner=owner)
     reader = asyncio.ensure_future(_read(child.stdout, output, on_output))
     waiter = asyncio.ensure_future(child.wait())
     stopper = asyncio.ensure_future(cancel.wait())
     timed_out = aborted = False
+    stopped_background = 0
     try:
         done, _ = await asyncio.wait({waiter, stopper}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
         if waiter not in done:
             timed_out = stopper not in done
             aborted = not timed_out
-            await terminate_group(child.pid)
+            await child.tree.terminate()
         await waiter
         # The shell is gone; children may still hold the pipe. Read what they already wrote.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(reader), DRAIN_AFTER_EXIT_S)
-        await terminate_group(child.pid)
-        # A child that left our group (setsid) may still hold the pipe: stop reading anyway.
+        left = await child.tree.terminate()
+        if not (timed_out or aborted):
+            stopped_background = left
+        # Whatever held the pipe is gone: stop reading anyway after a bound.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(reader), KILL_GRACE_S + 1)
     except BaseException:
-        # Task cancelled (asyncio) or anything unexpected: leave no process behind.
-        await asyncio.shield(child.stop())
+        # Task cancelled (asyncio) or anything unexpected: kill everything now, synchronously,
+        # so a second cancellation cannot interrupt it; then reap within bounds.
+        child.tree.kill_now()
+        await asyncio.shield(child.stop(grace_s=0))
         raise
     finally:
         stopper.cancel()
         child.close()
+        child.tree.release()
         reader.cancel()
         output.close()
         _load_state(state, base)
     exit_code = child.returncode
     if exit_code is not None and exit_code < 0:
         exit_code = 128 - exit_code
-    return ShellResult(output, exit_code, timed_out, aborted, time.monotonic() - started, state.cwd or cwd, note)
+    return ShellResult(
+        output, exit_code, timed_out, aborted, time.monotonic() - started, state.cwd or cwd, note, stopped_background
+    )
 
 
 async def _read(

@@ -21,6 +21,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from ..proc import run_and_reap
+
 #: How long the one-time "can bubblewrap run here?" probe may take.
 PROBE_TIMEOUT_S = 10.0
 #: Inside the workspace, kept read-only in the sandbox (see the module docstring). Directories
@@ -40,11 +42,9 @@ def find_bwrap() -> str | None:
 def probe(bwrap: str) -> str | None:
     """Why bubblewrap cannot sandbox on this machine, or None when it can."""
     try:
-        proc = subprocess.run(
+        proc = run_and_reap(
             [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-all", "--die-with-parent", "true"],
-            capture_output=True,
-            text=True,
-            timeout=PROBE_TIMEOUT_S,
+            PROBE_TIMEOUT_S,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap could not be started ({exc})"

@@ -86,7 +86,19 @@ def test_background_child_holding_stdout_does_not_block(run: Runner) -> None:
     started = time.monotonic()
     r = run("bash", {"command": "(sleep 30; echo late) & echo now"})
     assert time.monotonic() - started < 5
-    assert r.content == "now" and r.metadata["exit_code"] == 0
+    assert r.content.startswith("now\n") and r.metadata["exit_code"] == 0
+    # the subshell and its sleep
+    assert "2 background processes were stopped when the command ended; use run_in_background" in r.content
+    assert r.metadata["stopped_background"] == 2
+
+
+def test_setsid_and_nohup_children_are_stopped_and_counted(workspace: Path, run: Runner) -> None:
+    r = run("bash", {"command": "setsid sleep 300 & echo $!; nohup sleep 300 >/dev/null 2>&1 & echo $!"})
+    pids = [int(line) for line in r.content.splitlines()[:2]]
+    assert "2 background processes were stopped when the command ended" in r.content
+    assert not any(pid_alive(pid) for pid in pids)
+    r = run("bash", {"command": "echo quiet"})
+    assert r.content == "quiet" and r.metadata["stopped_background"] == 0
 
 
 def test_cancel_token_and_task_cancel_stop_the_command(workspace: Path) -> None:
@@ -117,7 +129,8 @@ def test_cancel_token_and_task_cancel_stop_the_command(workspace: Path) -> None:
             await asyncio.wait_for(call, 10)
 
     asyncio.run(with_task_cancel())
-    assert not pid_alive(int(marker.read_text()))
+    pid = int(marker.read_text())
+    assert not pid_alive(pid), Path(f"/proc/{pid}/stat").read_text()
 
 
 @pytest.mark.parametrize("command", ["git commit", "read x; echo got=$x", "cat", "less -F /etc/hostname"])

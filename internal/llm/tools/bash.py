@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...shell.command_call import DEFAULT_TIMEOUT_MS, MAX_OUTPUT_CHARS, MAX_TIMEOUT_MS, run_command_call
+from ...shell.command_call import (
+    DEFAULT_TIMEOUT_MS,
+    MAX_OUTPUT_CHARS,
+    MAX_TIMEOUT_MS,
+    run_command_call,
+    start_background_job,
+)
+from ...shell.jobs import report
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 
@@ -15,8 +22,15 @@ DESCRIPTION = f"""Runs a bash command and returns its combined stdout and stderr
 - No terminal: stdin is empty and pagers/editors are disabled, so interactive programs return
   instead of waiting (use `git commit -m ...`, never an editor).
 - `timeout` is in milliseconds (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS}). On timeout or abort the command
-  and every process it started are stopped. Background jobs (`&`) are stopped when the command
-  returns; to keep a server running, start it with `setsid nohup CMD > log 2>&1 &`.
+  and every process it started are stopped.
+- Everything a command starts is stopped when the call ends: `cmd &`, `nohup`, `setsid` and
+  daemons too (the result says how many were stopped). For anything that must keep running —
+  a dev server, a watcher, a REPL, a build longer than the timeout — set `run_in_background: true`:
+  the call returns at once with a job id and the first output; then use job_output to read new
+  output (or wait for it), job_input to type into it, and job_kill to stop it. Background jobs
+  have no timeout unless you give one, and stop when the session ends.
+- `tty: true` (with `run_in_background`) runs the job on a terminal, for REPLs (`python3 -i`),
+  prompts and programs that behave differently without one; send keys with job_input.
 - Output over {MAX_OUTPUT_CHARS} characters shows its beginning and end with `... [N lines truncated] ...`;
   the full output is saved to a file whose path is given, which you can read with view.
 - Not allowed: network fetchers (curl, wget, ssh, ...; use the fetch tool), sudo/su, system package
@@ -33,8 +47,19 @@ DESCRIPTION = f"""Runs a bash command and returns its combined stdout and stderr
 @dataclass(frozen=True)
 class BashParams:
     command: str = param("The command to run", minLength=1)
-    timeout: int = param("Timeout in milliseconds", DEFAULT_TIMEOUT_MS, minimum=1, maximum=MAX_TIMEOUT_MS)
+    timeout: int | None = param(
+        f"Timeout in milliseconds (default {DEFAULT_TIMEOUT_MS}; background jobs: none unless given)",
+        None,
+        minimum=1,
+        maximum=MAX_TIMEOUT_MS,
+    )
     description: str | None = param("A few words saying what the command does (for the user)", None)
+    run_in_background: bool = param(
+        "Start the command as a background job and return at once with its job id (servers, watchers, "
+        "long builds, REPLs); read it with job_output, stop it with job_kill",
+        False,
+    )
+    tty: bool = param("With run_in_background: run the job on a pseudo-terminal (REPLs, prompts)", False)
 
 
 class BashTool(Tool):
@@ -45,9 +70,40 @@ class BashTool(Tool):
     open_world = True
 
     async def run(self, params: BashParams, ctx: ToolContext) -> ToolResponse:
+        if params.tty and not params.run_in_background:
+            return ToolResponse(
+                "tty: true needs run_in_background: true (a terminal is for a job you talk to with job_input).",
+                is_error=True,
+                metadata={"error": "tty_needs_background"},
+            )
+        if params.run_in_background:
+            return await _start_job(params, ctx)
         return await run_command_call(
-            params.command, ctx, tool=self.name, timeout_ms=params.timeout, description=params.description
+            params.command,
+            ctx,
+            tool=self.name,
+            timeout_ms=params.timeout or DEFAULT_TIMEOUT_MS,
+            description=params.description,
         )
+
+
+#: How long starting a job waits for its first output (or its exit) before returning.
+FIRST_OUTPUT_WAIT_S = 0.3
+#: Output that then pauses this long counts as the first output.
+FIRST_OUTPUT_QUIET_S = 0.1
+
+
+async def _start_job(params: BashParams, ctx: ToolContext) -> ToolResponse:
+    job = await start_background_job(
+        params.command, ctx, tool="bash", tty=params.tty, timeout_ms=params.timeout, description=params.description
+    )
+    await job.wait_output(0, FIRST_OUTPUT_WAIT_S, FIRST_OUTPUT_QUIET_S)
+    text, metadata = report(job, job.read_delta(), empty="(no output yet)")
+    header = (
+        f"Started background job {job.id} (pid {job.pid}){' on a terminal' if job.tty else ''}. Read new output with "
+        f'job_output {{"job_id": "{job.id}"}}, send input with job_input, stop it with job_kill.'
+    )
+    return ToolResponse(f"{header}\n\n{text}", metadata=metadata)
 
 
 TOOL = BashTool()

@@ -30,6 +30,8 @@ from ...fsutil import paths as fspaths
 from ...fsutil.line_index import LineIndexCache
 from ...fsutil.locks import PathLocks
 from ...permission import PermissionRequest, PermissionService
+from ...proc import ProcessSupervisor
+from ...shell.jobs import JobTable
 from ...shell.state import ShellState
 from ...state import StateDir
 from ...syntax.parse import SyntaxCache
@@ -146,6 +148,10 @@ class ToolContext:
     #: Told of every commit the file tools made (its fsutil.commit.Change list), right after it
     #: succeeded: the session's checkpoints record before-images here (see checkpoints.py).
     on_commit: Callable[[Sequence[Any]], None] | None = None
+    #: Every process tree this session's calls started; closing the session kills them.
+    processes: ProcessSupervisor = field(default_factory=ProcessSupervisor)
+    #: Background jobs (bash ``run_in_background``), read by job_output, fed by job_input.
+    jobs: JobTable = field(default_factory=JobTable)
 
     def __post_init__(self) -> None:
         if self.state is None:
@@ -250,7 +256,8 @@ class Tool(ABC):
 
 #: The built-in tools. Modules are imported on first use so the CLI loads only the tool it runs.
 BUILTIN_TOOL_NAMES = (
-    *("bash", "view", "write", "edit", "multiedit", "patch", "notebook_edit", "glob", "grep", "ls", "lsp"),
+    *("bash", "job_output", "job_input", "job_kill"),
+    *("view", "write", "edit", "multiedit", "patch", "notebook_edit", "glob", "grep", "ls", "lsp"),
     *("fetch", "skill", "outline", "symbol_edit"),
 )
 TOOL_MODULES: dict[str, str] = {name: f".{name}" for name in BUILTIN_TOOL_NAMES}
