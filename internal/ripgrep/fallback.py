@@ -142,16 +142,25 @@ def list_files(query: FileQuery, *, limit: int, cancel: CancelToken) -> SearchRe
 
 
 def search(query: SearchQuery, *, limit: int, cancel: CancelToken) -> SearchResult:
+    if query.file_type:
+        raise ToolError(
+            "The type filter needs ripgrep, which is not available here; use include with a glob "
+            '(e.g. "*.py") instead.',
+            {"error": "type_needs_rg"},
+        )
+    flags = (re.IGNORECASE if query.case_insensitive else 0) | (re.MULTILINE | re.DOTALL if query.multiline else 0)
     try:
-        regex = re.compile(re.escape(query.pattern) if query.literal else query.pattern)
+        regex = re.compile(re.escape(query.pattern) if query.literal else query.pattern, flags)
     except re.error as exc:
         raise ToolError(
             f"Invalid regular expression {quote_input(query.pattern)!r}: {exc.msg}. Escape special characters, or "
-            "set literal_text to true to search for the text as written."
+            "set literal_text to true to search for the text as written.",
+            {"error": "invalid_regex"},
         ) from exc
     globs = (query.include,) if query.include else ()
     files = [str(query.root)] if query.root.is_file() else _walk(FileQuery(query.root, globs), cancel)
     result = SearchResult()
+    records = 0
     for path in files:
         cancel.raise_if_cancelled()
         try:
@@ -162,14 +171,59 @@ def search(query: SearchQuery, *, limit: int, cancel: CancelToken) -> SearchResu
             continue
         if b"\0" in data[:BINARY_PROBE_BYTES]:
             continue
-        lines = data.split(b"\n")
-        if lines and not lines[-1]:
-            lines.pop()
-        for number, raw in enumerate(lines, start=1):
-            text = raw.decode("utf-8", "replace")
-            if regex.search(text):
-                if len(result.matches) >= limit:
-                    result.stopped_early = True
-                    return result
-                result.matches.append(Match(path, number, text[:-1] if text.endswith("\r") else text))
+        texts = _lines(data)
+        matched, match_count = _matching_lines(regex, data, texts, query.multiline)
+        if not matched:
+            continue
+        if records >= limit:
+            result.stopped_early = True
+            return result
+        if query.mode == "files_with_matches":
+            result.files.append(path)
+            records += 1
+        elif query.mode == "count":
+            result.counts[path] = match_count
+            records += 1
+        else:
+            room = limit - records
+            result.matches += _with_context(path, texts, matched[:room], query.before, query.after)
+            records += min(room, len(matched))
+            if len(matched) > room:
+                result.stopped_early = True
+                return result
     return result
+
+
+def _lines(data: bytes) -> list[str]:
+    lines = data.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    texts = [raw.decode("utf-8", "replace") for raw in lines]
+    return [text[:-1] if text.endswith("\r") else text for text in texts]
+
+
+def _matching_lines(regex: re.Pattern[str], data: bytes, texts: list[str], multiline: bool) -> tuple[list[int], int]:
+    """1-based numbers of the lines a match touches, and the count rg -c gives (lines, or in
+    multiline mode, matches)."""
+    if not multiline:
+        numbers = [n for n, text in enumerate(texts, start=1) if regex.search(text)]
+        return numbers, len(numbers)
+    whole = data.decode("utf-8", "replace")
+    touched: set[int] = set()
+    found = 0
+    for match in regex.finditer(whole):
+        if match.end() == match.start():
+            continue
+        found += 1
+        first = whole.count("\n", 0, match.start()) + 1
+        last = first + whole.count("\n", match.start(), match.end() - 1)
+        touched.update(range(first, min(last, len(texts)) + 1))
+    return sorted(touched), found
+
+
+def _with_context(path: str, texts: list[str], matched: list[int], before: int, after: int) -> list[Match]:
+    shown = set(matched)
+    context: set[int] = set()
+    for number in matched:
+        context.update(range(max(1, number - before), min(len(texts), number + after) + 1))
+    return [Match(path, n, texts[n - 1], n not in shown) for n in sorted(shown | context)]

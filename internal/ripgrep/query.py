@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 
 @dataclass(frozen=True)
@@ -17,12 +18,25 @@ class FileQuery:
     with_mtimes: bool = False
 
 
+#: What a content search reports: matching lines (with context), matching files, or per-file counts.
+SearchMode = Literal["content", "files_with_matches", "count"]
+
+
 @dataclass(frozen=True)
 class SearchQuery:
     root: Path
     pattern: str
     literal: bool = False
     include: str | None = None
+    mode: SearchMode = "content"
+    case_insensitive: bool = False
+    #: A ripgrep file type name (``py``, ``ts``...), as ``rg --type``.
+    file_type: str | None = None
+    #: Patterns may span lines; ``.`` matches a newline too (``rg -U --multiline-dotall``).
+    multiline: bool = False
+    #: Context lines shown before and after each match (content mode only).
+    before: int = 0
+    after: int = 0
 
 
 @dataclass(frozen=True)
@@ -30,12 +44,16 @@ class Match:
     path: str  # decoded with surrogateescape: usable with os.stat, round-trips to the bytes
     line: int
     text: str
+    #: A line shown around a match (``rg -A/-B/-C``), not a match itself.
+    context: bool = False
 
 
 @dataclass
 class SearchResult:
     matches: list[Match] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    #: Per-file numbers of matching lines, in count mode (as ``rg -c``).
+    counts: dict[str, int] = field(default_factory=dict)
     #: Modification times, when the query asked for them (gathered while rg is still running).
     mtimes: dict[str, float] = field(default_factory=dict)
     #: The caller's cap was reached and rg was stopped: more results exist.
