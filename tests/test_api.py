@@ -52,7 +52,7 @@ def test_a_tool_policy_offers_a_subset_and_refuses_the_rest(workspace: Path) -> 
     (workspace / "a.txt").write_text("x\n")
     everything = Session(workspace, config=Config(lsp_enabled=False))
     assert [t.name for t in everything.tools(ToolPolicy(read_only=True))] == [
-        "view", "glob", "grep", "ls", "lsp", "fetch", "skill",
+        "view", "read_many", "glob", "grep", "ls", "lsp", "fetch", "skill",
     ]  # fmt: skip
     policy = ToolPolicy(allow=["view", "edit", "bash"], deny=["bash"])
     assert [t.name for t in everything.tools(policy)] == ["view", "edit"]  # deny wins over allow

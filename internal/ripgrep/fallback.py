@@ -7,6 +7,7 @@ does without ``--follow``), binary files (a NUL in the first 8 KiB) not searched
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass
@@ -67,6 +68,23 @@ class _Rule:
     negated: bool
     dir_only: bool
     base: str  # relative dir of the .gitignore that holds it ("" for root)
+    #: For a .gitignore above the root: the root's path relative to that file's directory.
+    above: str = ""
+
+
+def _parent_ignores(root: str) -> list[_Rule]:
+    """Rules of .gitignore files in the root's ancestors, as rg reads them (--no-require-git)."""
+    rules: list[_Rule] = []
+    child = os.path.abspath(root)
+    parts: list[str] = []
+    while True:
+        parent = os.path.dirname(child)
+        if parent == child:
+            return rules
+        parts.insert(0, os.path.basename(child))
+        outer = [dataclasses.replace(rule, above="/".join(parts)) for rule in _read_ignore(parent, "")]
+        rules = outer + rules  # the nearer file's rules come later and win
+        child = parent
 
 
 def _read_ignore(directory: str, rel: str) -> list[_Rule]:
@@ -87,13 +105,19 @@ def _read_ignore(directory: str, rel: str) -> list[_Rule]:
     return rules
 
 
+def _relative_to_rule(rule: _Rule, rel: str) -> str:
+    """``rel`` (relative to the walk's root) as seen from the directory of the rule's .gitignore."""
+    if rule.above:
+        return f"{rule.above}/{rel}"
+    return rel[len(rule.base) + 1 :] if rule.base else rel
+
+
 def _ignored(rel: str, is_dir: bool, rules: list[_Rule]) -> bool:
     verdict = False
     for rule in rules:
         if rule.dir_only and not is_dir:
             continue
-        sub = rel[len(rule.base) + 1 :] if rule.base else rel
-        if rule.regex.match(sub):
+        if rule.regex.match(_relative_to_rule(rule, rel)):
             verdict = not rule.negated
     return verdict
 
@@ -113,7 +137,7 @@ def _walk(query: FileQuery, cancel: CancelToken) -> list[str]:
     root = str(query.root)
     globs = ("!.git", *query.globs)
     out: list[str] = []
-    stack: list[tuple[str, str, list[_Rule], int]] = [(root, "", _read_ignore(root, ""), 1)]
+    stack: list[tuple[str, str, list[_Rule], int]] = [(root, "", _parent_ignores(root) + _read_ignore(root, ""), 1)]
     while stack:
         cancel.raise_if_cancelled()
         directory, rel_dir, rules, depth = stack.pop()

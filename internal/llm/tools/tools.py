@@ -239,7 +239,10 @@ class Tool(ABC):
 #: The built-in tools. Modules are imported on first use so the CLI loads only the tool it runs.
 TOOL_MODULES: dict[str, str] = {
     name: f".{name}"
-    for name in ("bash", "view", "write", "edit", "multiedit", "patch", "glob", "grep", "ls", "lsp", "fetch", "skill")
+    for name in (
+        *("bash", "view", "read_many", "write", "edit", "multiedit", "patch"),
+        *("glob", "grep", "ls", "lsp", "fetch", "skill"),
+    )
 }
 
 
