@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 #: Noise never listed by ls nor read through read_many's globs, at any depth below the directory
 #: searched (seed 2.10). That directory itself may be called any of these: only components
@@ -49,8 +49,9 @@ class SearchQuery:
     after: int = 0
 
 
-@dataclass(frozen=True)
-class Match:
+class Match(NamedTuple):
+    """One line rg printed. A tuple, not a dataclass: content searches build tens of thousands."""
+
     path: str  # decoded with surrogateescape: usable with os.stat, round-trips to the bytes
     line: int
     text: str
@@ -64,7 +65,8 @@ class SearchResult:
     files: list[str] = field(default_factory=list)
     #: Per-file numbers of matching lines, in count mode (as ``rg -c``).
     counts: dict[str, int] = field(default_factory=dict)
-    #: Modification times, when the query asked for them (gathered while rg is still running).
+    #: Modification times of listed or matching files (file listings that ask, and content
+    #: searches through rg), gathered while rg is still running.
     mtimes: dict[str, float] = field(default_factory=dict)
     #: The caller's cap was reached and rg was stopped: more results exist.
     stopped_early: bool = False

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -54,6 +55,13 @@ def _mtime(path: str) -> float:
         return 0.0
 
 
+#: ``path NUL number SEP text LF``: a path ends at its NUL (it may hold newlines, ``:`` or
+#: ``|``), the number at the first non-digit; SEP is ``|`` for a match line, ``-`` for context.
+_LINE_RECORD = re.compile(rb"([^\0]*)\0(\d+)([|-])([^\n]*)\n")
+#: ``path NUL count LF`` (``rg --count``).
+_COUNT_RECORD = re.compile(rb"([^\0]*)\0(\d+)\n")
+
+
 class _Parser:
     """Incremental parser for ``--null`` output; ``limit`` records then it asks to stop.
 
@@ -72,6 +80,8 @@ class _Parser:
         self.buffer = b""
         self.result = SearchResult()
         self.records = 0
+        self._last_raw = b""
+        self._last_path = ""
 
     def count(self) -> int:
         return self.records
@@ -89,41 +99,50 @@ class _Parser:
             if self.with_mtimes:  # stat now, while rg keeps enumerating on another core
                 self.result.mtimes.update(zip(new, map(_mtime, new), strict=True))
             return len(records) < room
-        while True:
-            nul = self.buffer.find(b"\0")
-            if nul < 0:
-                return True
-            newline = self.buffer.find(b"\n", nul)
-            if newline < 0:
-                return True
-            if self.records >= self.limit:
-                return False
-            path, rest = self.buffer[:nul], self.buffer[nul + 1 : newline]
-            self.buffer = self.buffer[newline + 1 :]
-            if self.mode == "count":
-                self._add_count(path, rest)
-            else:
-                self._add_line(path, rest)
+        if self.mode == "count":
+            return self._feed_counts()
+        return self._feed_lines()
 
-    def _add_count(self, path: bytes, rest: bytes) -> None:
+    def _feed_lines(self) -> bool:
+        buffer, position = self.buffer, 0
+        matches = self.result.matches
         try:
-            self.result.counts[fs_path(path)] = int(rest)
-        except ValueError:
-            return
-        self.records += 1
+            for record in _LINE_RECORD.finditer(buffer):
+                raw_path, number, separator, text = record.groups()
+                if separator == b"|":
+                    if self.records >= self.limit:
+                        return False
+                    self.records += 1
+                position = record.end()
+                if text.endswith(b"\r"):
+                    text = text[:-1]
+                path = self._path(raw_path)
+                matches.append(Match(path, int(number), text.decode("utf-8", "replace"), separator == b"-"))
+            return True
+        finally:
+            # One copy of the unparsed tail per chunk, not one per record.
+            self.buffer = buffer[position:]
 
-    def _add_line(self, path: bytes, rest: bytes) -> None:
-        bar, dash = rest.find(b"|"), rest.find(b"-")
-        context = dash >= 0 and (bar < 0 or dash < bar)
-        number, text = rest[: dash if context else bar], rest[(dash if context else bar) + 1 :]
-        text = text[:-1] if text.endswith(b"\r") else text
+    def _feed_counts(self) -> bool:
+        buffer, position = self.buffer, 0
         try:
-            line = int(number)
-        except ValueError:
-            return
-        self.result.matches.append(Match(fs_path(path), line, text.decode("utf-8", "replace"), context))
-        if not context:
-            self.records += 1
+            for record in _COUNT_RECORD.finditer(buffer):
+                if self.records >= self.limit:
+                    return False
+                position = record.end()
+                self.result.counts[self._path(record[1])] = int(record[2])
+                self.records += 1
+            return True
+        finally:
+            self.buffer = buffer[position:]
+
+    def _path(self, raw: bytes) -> str:
+        """Decoded once per run of records from the same file (rg prints a file's lines together)."""
+        if raw != self._last_raw:
+            self._last_raw, self._last_path = raw, fs_path(raw)
+            if self.with_mtimes:  # stat now, while rg keeps searching on another core
+                self.result.mtimes[self._last_path] = _mtime(self._last_path)
+        return self._last_path
 
 
 async def run_rg(
@@ -284,7 +303,9 @@ async def search(query: SearchQuery, *, rg: str | None, limit: int, cancel: Canc
         return fallback.search(query, limit=limit, cancel=cancel)
     cwd = query.root if query.root.is_dir() else query.root.parent
     try:
-        return await run_rg(rg, _search_args(query), cwd=cwd, mode=_parser_mode(query), limit=limit, cancel=cancel)
+        mode = _parser_mode(query)
+        args = _search_args(query)
+        return await run_rg(rg, args, cwd=cwd, mode=mode, limit=limit, cancel=cancel, with_mtimes=True)
     except ToolError as exc:
         if query.file_type and "unrecognized file type" in exc.message:
             raise await unknown_type_error(rg, query.file_type) from None

@@ -186,16 +186,18 @@ def _render_content(result: SearchResult, query: SearchQuery, page: _Page) -> tu
     A line that matches but falls outside this page's matches is shown as context here (it is a
     match on its own page), so pages never show the same match twice.
     """
-    lines_of: dict[str, dict[int, str]] = defaultdict(dict)
-    for record in result.matches:
-        lines_of[record.path][record.line] = record.text
     matches = [m for m in result.matches if not m.context]
-    order = {path: i for i, path in enumerate(newest_first(list({m.path: None for m in matches})))}
+    order = {path: i for i, path in enumerate(newest_first(list({m.path: None for m in matches}), result.mtimes))}
     ordered = sorted(matches, key=lambda m: (order[m.path], m.line))
     total = len(ordered)
     plus = "+" if result.stopped_early else ""
     out = [f"Found {total}{plus} {'match' if total == 1 else 'matches'}"]
     selected = ordered[page.offset : page.offset + page.limit]
+    shown_files = {m.path for m in selected}
+    lines_of: dict[str, dict[int, str]] = defaultdict(dict)
+    for record in result.matches:
+        if record.path in shown_files:
+            lines_of[record.path][record.line] = record.text
     for path, group in groupby(selected, key=lambda m: m.path):
         header = f"\n{display(path)}:"
         if not page.fits(header):
@@ -229,7 +231,7 @@ def _render_file_lines(
 
 
 def _render_files(result: SearchResult, page: _Page) -> tuple[str, int]:
-    files = newest_first(result.files)
+    files = newest_first(result.files, result.mtimes)
     out = [f"Found {_plural(len(files), 'file', 'files')}{'+' if result.stopped_early else ''}", ""]
     for path in files[page.offset : page.offset + page.limit]:
         if not page.fits(display(path)):
@@ -240,7 +242,7 @@ def _render_files(result: SearchResult, page: _Page) -> tuple[str, int]:
 
 
 def _render_counts(result: SearchResult, page: _Page) -> tuple[str, int]:
-    files = newest_first(list(result.counts))
+    files = newest_first(list(result.counts), result.mtimes)
     lines = sum(result.counts.values())
     plus = "+" if result.stopped_early else ""
     found = f"{_plural(lines, 'matching line', 'matching lines')} in {_plural(len(files), 'file', 'files')}{plus}"
