@@ -286,3 +286,22 @@ def test_new_options_through_the_cli(workspace: Path) -> None:
 def test_bad_options_are_clear_errors(workspace: Path, run: Runner, bad: dict[str, Any]) -> None:
     r = run("grep", {"pattern": "x", **bad})
     assert r.is_error and r.metadata["error"] == "invalid_params" and next(iter(bad)) in r.content
+
+
+@given(st.dictionaries(names, contents, min_size=1, max_size=4), st.booleans(), st.booleans())
+def test_multiline_matches_equal_a_reference(files: dict[str, list[str]], case_insensitive: bool, use_rg: bool) -> None:
+    ws = build(files)
+    flags = re.M | re.S | (re.I if case_insensitive else 0)
+    regex = re.compile(r"e\n(?:nope|needle)", flags)
+    expected = set()
+    for path, lines in reference(ws, False).items():
+        text = Path(path).read_text()
+        for found in regex.finditer(text):
+            first = text.count("\n", 0, found.start()) + 1
+            last = first + text.count("\n", found.start(), found.end() - 1)
+            expected |= {(path, n, lines[n - 1][1]) for n in range(first, last + 1)}
+    params = {"pattern": r"e\n(?:nope|needle)", "multiline": True, "case_insensitive": case_insensitive}
+    matches = set()
+    for content in all_pages(ws, params, page=4, use_rg=use_rg):
+        matches |= parse_content(content)[0]
+    assert matches == expected
