@@ -54,8 +54,9 @@ def test_list_shows_whole_first_sentences_and_schema_describes_each_tool() -> No
     listed = cli("--list")
     assert listed.returncode == 0
     rows = {line.split()[0]: line.split(None, 1)[1] for line in listed.stdout.splitlines()}
-    assert {"view", "write", "multiedit", "notebook_edit", "lsp"} <= set(rows)
+    assert {"view", "read_many", "write", "multiedit", "notebook_edit", "lsp"} <= set(rows)
     assert rows["notebook_edit"].startswith("Edits a Jupyter notebook (.ipynb) by cell")
+    assert rows["read_many"].startswith("Reads several files in one call: each under a header")
     assert rows["multiedit"] == "Makes several edits to one file in a single call."
     assert rows["lsp"].endswith("document_symbol or workspace_symbol.")  # a sentence over two source lines
     described = json.loads(cli("--schema").stdout)

@@ -136,7 +136,8 @@ def test_descriptions_point_to_the_right_tool_and_word_parameters_alike() -> Non
         "multiedit": ["prefer patch", "read the file with view first"],
         "write": ["prefer editing existing files (edit, multiedit)"],
         "glob": ["Use grep to search file contents"],
-        "grep": ["Use glob to find files by name"],
+        "grep": ["Use glob to find files by name", "use output_mode `count` (not `rg -c` through bash)", "read_many"],
+        "read_many": ["edit, multiedit, write or patch may follow directly", "use view for one file"],
         "ls": ["prefer the glob and grep tools"],
         "patch": ["changes that span several files", "read with view"],
     }

@@ -39,7 +39,7 @@ class PermissionRequest:
 Asker = Callable[[PermissionRequest], Awaitable[Decision]]
 
 #: Tools that never change anything; :func:`read_only_policy` allows only these.
-READ_ONLY_TOOLS = frozenset({"view", "glob", "grep", "ls", "lsp", "fetch", "skill"})
+READ_ONLY_TOOLS = frozenset({"view", "read_many", "glob", "grep", "ls", "lsp", "fetch", "skill"})
 
 
 async def allow_all(request: PermissionRequest) -> Decision:

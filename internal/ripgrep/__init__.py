@@ -1,9 +1,10 @@
 """File enumeration and content search: rg when available, a Python fallback otherwise."""
 
-from .query import FileQuery, Match, SearchQuery, SearchResult, display
+from .query import AUTO_IGNORED, FileQuery, Match, SearchQuery, SearchResult, display
 from .runner import find_rg, list_files, newest_first, search
 
 __all__ = [
+    "AUTO_IGNORED",
     "FileQuery",
     "Match",
     "SearchQuery",

@@ -7,6 +7,7 @@ does without ``--follow``), binary files (a NUL in the first 8 KiB) not searched
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass
@@ -67,6 +68,23 @@ class _Rule:
     negated: bool
     dir_only: bool
     base: str  # relative dir of the .gitignore that holds it ("" for root)
+    #: For a .gitignore above the root: the root's path relative to that file's directory.
+    above: str = ""
+
+
+def _parent_ignores(root: str) -> list[_Rule]:
+    """Rules of .gitignore files in the root's ancestors, as rg reads them (--no-require-git)."""
+    rules: list[_Rule] = []
+    child = os.path.abspath(root)
+    parts: list[str] = []
+    while True:
+        parent = os.path.dirname(child)
+        if parent == child:
+            return rules
+        parts.insert(0, os.path.basename(child))
+        outer = [dataclasses.replace(rule, above="/".join(parts)) for rule in _read_ignore(parent, "")]
+        rules = outer + rules  # the nearer file's rules come later and win
+        child = parent
 
 
 def _read_ignore(directory: str, rel: str) -> list[_Rule]:
@@ -87,13 +105,19 @@ def _read_ignore(directory: str, rel: str) -> list[_Rule]:
     return rules
 
 
+def _relative_to_rule(rule: _Rule, rel: str) -> str:
+    """``rel`` (relative to the walk's root) as seen from the directory of the rule's .gitignore."""
+    if rule.above:
+        return f"{rule.above}/{rel}"
+    return rel[len(rule.base) + 1 :] if rule.base else rel
+
+
 def _ignored(rel: str, is_dir: bool, rules: list[_Rule]) -> bool:
     verdict = False
     for rule in rules:
         if rule.dir_only and not is_dir:
             continue
-        sub = rel[len(rule.base) + 1 :] if rule.base else rel
-        if rule.regex.match(sub):
+        if rule.regex.match(_relative_to_rule(rule, rel)):
             verdict = not rule.negated
     return verdict
 
@@ -113,7 +137,7 @@ def _walk(query: FileQuery, cancel: CancelToken) -> list[str]:
     root = str(query.root)
     globs = ("!.git", *query.globs)
     out: list[str] = []
-    stack: list[tuple[str, str, list[_Rule], int]] = [(root, "", _read_ignore(root, ""), 1)]
+    stack: list[tuple[str, str, list[_Rule], int]] = [(root, "", _parent_ignores(root) + _read_ignore(root, ""), 1)]
     while stack:
         cancel.raise_if_cancelled()
         directory, rel_dir, rules, depth = stack.pop()
@@ -142,16 +166,25 @@ def list_files(query: FileQuery, *, limit: int, cancel: CancelToken) -> SearchRe
 
 
 def search(query: SearchQuery, *, limit: int, cancel: CancelToken) -> SearchResult:
+    if query.file_type:
+        raise ToolError(
+            "The type filter needs ripgrep, which is not available here; use include with a glob "
+            '(e.g. "*.py") instead.',
+            {"error": "type_needs_rg"},
+        )
+    flags = (re.IGNORECASE if query.case_insensitive else 0) | (re.MULTILINE | re.DOTALL if query.multiline else 0)
     try:
-        regex = re.compile(re.escape(query.pattern) if query.literal else query.pattern)
+        regex = re.compile(re.escape(query.pattern) if query.literal else query.pattern, flags)
     except re.error as exc:
         raise ToolError(
             f"Invalid regular expression {quote_input(query.pattern)!r}: {exc.msg}. Escape special characters, or "
-            "set literal_text to true to search for the text as written."
+            "set literal_text to true to search for the text as written.",
+            {"error": "invalid_regex"},
         ) from exc
     globs = (query.include,) if query.include else ()
     files = [str(query.root)] if query.root.is_file() else _walk(FileQuery(query.root, globs), cancel)
     result = SearchResult()
+    records = 0
     for path in files:
         cancel.raise_if_cancelled()
         try:
@@ -162,14 +195,59 @@ def search(query: SearchQuery, *, limit: int, cancel: CancelToken) -> SearchResu
             continue
         if b"\0" in data[:BINARY_PROBE_BYTES]:
             continue
-        lines = data.split(b"\n")
-        if lines and not lines[-1]:
-            lines.pop()
-        for number, raw in enumerate(lines, start=1):
-            text = raw.decode("utf-8", "replace")
-            if regex.search(text):
-                if len(result.matches) >= limit:
-                    result.stopped_early = True
-                    return result
-                result.matches.append(Match(path, number, text[:-1] if text.endswith("\r") else text))
+        texts = _lines(data)
+        matched, match_count = _matching_lines(regex, data, texts, query.multiline)
+        if not matched:
+            continue
+        if records >= limit:
+            result.stopped_early = True
+            return result
+        if query.mode == "files_with_matches":
+            result.files.append(path)
+            records += 1
+        elif query.mode == "count":
+            result.counts[path] = match_count
+            records += 1
+        else:
+            room = limit - records
+            result.matches += _with_context(path, texts, matched[:room], query.before, query.after)
+            records += min(room, len(matched))
+            if len(matched) > room:
+                result.stopped_early = True
+                return result
     return result
+
+
+def _lines(data: bytes) -> list[str]:
+    lines = data.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    texts = [raw.decode("utf-8", "replace") for raw in lines]
+    return [text[:-1] if text.endswith("\r") else text for text in texts]
+
+
+def _matching_lines(regex: re.Pattern[str], data: bytes, texts: list[str], multiline: bool) -> tuple[list[int], int]:
+    """1-based numbers of the lines a match touches, and the count rg -c gives (lines, or in
+    multiline mode, matches)."""
+    if not multiline:
+        numbers = [n for n, text in enumerate(texts, start=1) if regex.search(text)]
+        return numbers, len(numbers)
+    whole = data.decode("utf-8", "replace")
+    touched: set[int] = set()
+    found = 0
+    for match in regex.finditer(whole):
+        if match.end() == match.start():
+            continue
+        found += 1
+        first = whole.count("\n", 0, match.start()) + 1
+        last = first + whole.count("\n", match.start(), match.end() - 1)
+        touched.update(range(first, min(last, len(texts)) + 1))
+    return sorted(touched), found
+
+
+def _with_context(path: str, texts: list[str], matched: list[int], before: int, after: int) -> list[Match]:
+    shown = set(matched)
+    context: set[int] = set()
+    for number in matched:
+        context.update(range(max(1, number - before), min(len(texts), number + after) + 1))
+    return [Match(path, n, texts[n - 1], n not in shown) for n in sorted(shown | context)]

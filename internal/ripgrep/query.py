@@ -4,6 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, NamedTuple
+
+#: Noise never listed by ls nor read through read_many's globs, at any depth below the directory
+#: searched (seed 2.10). That directory itself may be called any of these: only components
+#: inside it are filtered.
+AUTO_IGNORED = (
+    ".git", "node_modules", "__pycache__", "dist", "build", "target", "vendor", ".idea", ".vscode",
+    ".zig-cache", "zig-out", ".coverage", "coverage", "logs", ".venv", "venv", "env", "tmp", "temp",
+    ".cache", "cache", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".next", ".DS_Store",
+    "*.pyc", "*.pyo", "*.class", "*.o", "*.so", "*.dll", "*.exe",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -17,26 +28,45 @@ class FileQuery:
     with_mtimes: bool = False
 
 
+#: What a content search reports: matching lines (with context), matching files, or per-file counts.
+SearchMode = Literal["content", "files_with_matches", "count"]
+
+
 @dataclass(frozen=True)
 class SearchQuery:
     root: Path
     pattern: str
     literal: bool = False
     include: str | None = None
+    mode: SearchMode = "content"
+    case_insensitive: bool = False
+    #: A ripgrep file type name (``py``, ``ts``...), as ``rg --type``.
+    file_type: str | None = None
+    #: Patterns may span lines; ``.`` matches a newline too (``rg -U --multiline-dotall``).
+    multiline: bool = False
+    #: Context lines shown before and after each match (content mode only).
+    before: int = 0
+    after: int = 0
 
 
-@dataclass(frozen=True)
-class Match:
+class Match(NamedTuple):
+    """One line rg printed. A tuple, not a dataclass: content searches build tens of thousands."""
+
     path: str  # decoded with surrogateescape: usable with os.stat, round-trips to the bytes
     line: int
     text: str
+    #: A line shown around a match (``rg -A/-B/-C``), not a match itself.
+    context: bool = False
 
 
 @dataclass
 class SearchResult:
     matches: list[Match] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
-    #: Modification times, when the query asked for them (gathered while rg is still running).
+    #: Per-file numbers of matching lines, in count mode (as ``rg -c``).
+    counts: dict[str, int] = field(default_factory=dict)
+    #: Modification times of listed or matching files (file listings that ask, and content
+    #: searches through rg), gathered while rg is still running.
     mtimes: dict[str, float] = field(default_factory=dict)
     #: The caller's cap was reached and rg was stopped: more results exist.
     stopped_early: bool = False

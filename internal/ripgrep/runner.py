@@ -13,8 +13,11 @@ pure Python.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import os
+import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -52,8 +55,23 @@ def _mtime(path: str) -> float:
         return 0.0
 
 
+#: ``path NUL number SEP text LF``: a path ends at its NUL (it may hold newlines, ``:`` or
+#: ``|``), the number at the first non-digit; SEP is ``|`` for a match line, ``-`` for context.
+_LINE_RECORD = re.compile(rb"([^\0]*)\0(\d+)([|-])([^\n]*)\n")
+#: ``path NUL count LF`` (``rg --count``).
+_COUNT_RECORD = re.compile(rb"([^\0]*)\0(\d+)\n")
+
+
 class _Parser:
-    """Incremental parser for ``--null`` output; ``limit`` records then it asks to stop."""
+    """Incremental parser for ``--null`` output; ``limit`` records then it asks to stop.
+
+    ``mode`` "files" reads NUL-terminated paths (``--files``, ``-l``); "search" reads
+    ``path NUL number SEP text LF`` where SEP is ``|`` for a match line and ``-`` for a context
+    line; "count" reads ``path NUL count LF`` (``-c``). Paths end at the first NUL (so ``:``,
+    ``|`` and newlines in names never misparse), the number at the first non-digit, and a line
+    is decoded only once whole, so no UTF-8 sequence is ever split. Context lines do not count
+    towards ``limit``.
+    """
 
     def __init__(self, mode: str, limit: int, with_mtimes: bool = False) -> None:
         self.mode = mode
@@ -61,12 +79,12 @@ class _Parser:
         self.with_mtimes = with_mtimes
         self.buffer = b""
         self.result = SearchResult()
+        self.records = 0
+        self._last_raw = b""
+        self._last_path = ""
 
     def count(self) -> int:
-        return len(self.matches_or_files())
-
-    def matches_or_files(self) -> list[Match] | list[str]:
-        return self.result.matches if self.mode == "search" else self.result.files
+        return self.records
 
     def feed(self, chunk: bytes) -> bool:
         """Consume ``chunk``; return False once ``limit`` records were collected."""
@@ -77,27 +95,54 @@ class _Parser:
             room = self.limit - len(files)
             new = list(map(fs_path, records[:room]))
             files.extend(new)
+            self.records = len(files)
             if self.with_mtimes:  # stat now, while rg keeps enumerating on another core
                 self.result.mtimes.update(zip(new, map(_mtime, new), strict=True))
             return len(records) < room
-        while True:
-            nul = self.buffer.find(b"\0")
-            if nul < 0:
-                return True
-            newline = self.buffer.find(b"\n", nul)
-            if newline < 0:
-                return True
-            if self.count() >= self.limit:
-                return False
-            path, rest = self.buffer[:nul], self.buffer[nul + 1 : newline]
-            self.buffer = self.buffer[newline + 1 :]
-            number, _, text = rest.partition(b"|")
-            text = text[:-1] if text.endswith(b"\r") else text
-            try:
-                line = int(number)
-            except ValueError:
-                continue
-            self.result.matches.append(Match(fs_path(path), line, text.decode("utf-8", "replace")))
+        if self.mode == "count":
+            return self._feed_counts()
+        return self._feed_lines()
+
+    def _feed_lines(self) -> bool:
+        buffer, position = self.buffer, 0
+        matches = self.result.matches
+        try:
+            for record in _LINE_RECORD.finditer(buffer):
+                raw_path, number, separator, text = record.groups()
+                if separator == b"|":
+                    if self.records >= self.limit:
+                        return False
+                    self.records += 1
+                position = record.end()
+                if text.endswith(b"\r"):
+                    text = text[:-1]
+                path = self._path(raw_path)
+                matches.append(Match(path, int(number), text.decode("utf-8", "replace"), separator == b"-"))
+            return True
+        finally:
+            # One copy of the unparsed tail per chunk, not one per record.
+            self.buffer = buffer[position:]
+
+    def _feed_counts(self) -> bool:
+        buffer, position = self.buffer, 0
+        try:
+            for record in _COUNT_RECORD.finditer(buffer):
+                if self.records >= self.limit:
+                    return False
+                position = record.end()
+                self.result.counts[self._path(record[1])] = int(record[2])
+                self.records += 1
+            return True
+        finally:
+            self.buffer = buffer[position:]
+
+    def _path(self, raw: bytes) -> str:
+        """Decoded once per run of records from the same file (rg prints a file's lines together)."""
+        if raw != self._last_raw:
+            self._last_raw, self._last_path = raw, fs_path(raw)
+            if self.with_mtimes:  # stat now, while rg keeps searching on another core
+                self.result.mtimes[self._last_path] = _mtime(self._last_path)
+        return self._last_path
 
 
 async def run_rg(
@@ -111,7 +156,7 @@ async def run_rg(
     timeout: float = RG_TIMEOUT_S,
     with_mtimes: bool = False,
 ) -> SearchResult:
-    """Run ``rg args`` in ``cwd`` and parse its ``--null`` output in ``mode`` "files" or "search".
+    """Run ``rg args`` in ``cwd`` and parse its ``--null`` output in ``mode`` "files", "search" or "count".
 
     Globs are matched relative to rg's working directory, so callers pass the search root as
     ``cwd``. Whatever happens — enough results, timeout, cancellation, an error — rg is killed
@@ -130,7 +175,7 @@ async def run_rg(
     except TimeoutError as exc:
         raise ToolError(
             f"Search timed out after {timeout:.0f}s. Use a more specific path or pattern.",
-            {"timed_out": True},
+            {"timed_out": True, "error": "search_timed_out"},
         ) from exc
     finally:
         # rg that reached EOF is exiting by itself; anything else is killed now.
@@ -146,7 +191,9 @@ async def run_rg(
     if child.returncode == 2:
         if not parser.count() and stderr.strip():
             message = _rg_message(stderr, args)
-            raise ToolError(message[0].upper() + message[1:] if message.startswith("invalid") else f"rg: {message}")
+            if message.startswith("invalid"):
+                raise ToolError(message[0].upper() + message[1:], {"error": "invalid_regex"})
+            raise ToolError(f"rg: {message}", {"error": "search_failed"})
         result.partial = True
     elif child.returncode not in (0, 1):
         raise ToolError(f"ripgrep failed with exit code {child.returncode}: {_rg_message(stderr, args)}")
@@ -208,24 +255,35 @@ def _file_args(query: FileQuery) -> list[str]:
 
 
 def _search_args(query: SearchQuery) -> list[str]:
-    args = [
-        "-H",
-        "-n",
-        "--no-heading",
-        "--no-messages",
-        "--null",
-        "--field-match-separator=|",
-        "--hidden",
-        "--no-require-git",
-        "--color=never",
-    ]
+    args = ["-H", "--no-messages", "--null", "--hidden", "--no-require-git", "--color=never"]
+    if query.mode == "files_with_matches":
+        args.append("--files-with-matches")
+    elif query.mode == "count":
+        args.append("--count")
+    else:
+        args += ["-n", "--no-heading", "--field-match-separator=|"]
+        if query.before or query.after:
+            # Context lines carry "-" after the number; rg merges overlapping ranges itself,
+            # and the caller marks the gaps, so rg's "--" lines (which have no path) are off.
+            args += ["--field-context-separator=-", "--no-context-separator"]
+            args += ["--before-context", str(query.before), "--after-context", str(query.after)]
     for glob in ALWAYS_EXCLUDED:
         args += ["--glob", glob]
     if query.include:
         args += ["--glob", query.include]
+    if query.file_type:
+        args += ["--type", query.file_type]
     if query.literal:
         args.append("--fixed-strings")
+    if query.case_insensitive:
+        args.append("--ignore-case")
+    if query.multiline:
+        args += ["--multiline", "--multiline-dotall"]
     return [*args, "-e", query.pattern, "--", str(query.root)]
+
+
+def _parser_mode(query: SearchQuery) -> str:
+    return {"files_with_matches": "files", "count": "count"}.get(query.mode, "search")
 
 
 async def list_files(query: FileQuery, *, rg: str | None, limit: int, cancel: CancelToken) -> SearchResult:
@@ -244,7 +302,45 @@ async def search(query: SearchQuery, *, rg: str | None, limit: int, cancel: Canc
 
         return fallback.search(query, limit=limit, cancel=cancel)
     cwd = query.root if query.root.is_dir() else query.root.parent
-    return await run_rg(rg, _search_args(query), cwd=cwd, mode="search", limit=limit, cancel=cancel)
+    try:
+        mode = _parser_mode(query)
+        args = _search_args(query)
+        return await run_rg(rg, args, cwd=cwd, mode=mode, limit=limit, cancel=cancel, with_mtimes=True)
+    except ToolError as exc:
+        if query.file_type and "unrecognized file type" in exc.message:
+            raise await unknown_type_error(rg, query.file_type) from None
+        raise
+
+
+#: How long ``rg --type-list`` may take (it prints a built-in table at once).
+TYPE_LIST_TIMEOUT_S = 10.0
+
+
+async def file_types(rg: str) -> list[str]:
+    """The file type names this rg knows (``rg --type-list``)."""
+
+    def list_types() -> str:
+        done = subprocess.run([rg, "--type-list"], capture_output=True, timeout=TYPE_LIST_TIMEOUT_S, check=False)
+        return done.stdout.decode("utf-8", "replace")
+
+    listing = await asyncio.to_thread(list_types)
+    return [line.split(":", 1)[0] for line in listing.splitlines() if ":" in line]
+
+
+async def unknown_type_error(rg: str, name: str) -> ToolError:
+    """The error for a file type rg does not know, naming the close ones."""
+    try:
+        known = await file_types(rg)
+    except (OSError, subprocess.SubprocessError):
+        known = []
+    close = difflib.get_close_matches(name.lower(), known, n=5, cutoff=0.5)
+    close += [t for t in known if t.startswith(name.lower()[:2]) and t not in close][: max(0, 5 - len(close))]
+    hint = f" Close ones: {', '.join(close)}." if close else ""
+    return ToolError(
+        f"Unknown file type {quote_input(name)!r}.{hint} Types are ripgrep's names (e.g. py, ts, rust, md); "
+        'use include with a glob (e.g. "*.ext") for anything else.',
+        {"error": "unknown_type", "close_types": close},
+    )
 
 
 StatCache = dict[str, float]

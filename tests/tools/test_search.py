@@ -100,7 +100,7 @@ def test_grep_orders_files_newest_first_and_truncates(workspace: Path, run: Runn
     r = run("grep", {"pattern": "hit"})
     headers = [line for line in r.content.splitlines() if line.endswith(":")]
     assert headers == [f"{workspace}/f2.txt:", f"{workspace}/f1.txt:"]
-    assert "(Results truncated: showing 100 of 180 matches." in r.content
+    assert r.content.endswith("(Showing 1–100 of 180; use offset=100 to continue.)")
     lines = [int(m) for m in re.findall(r"Line (\d+):", r.content)]
     assert lines[:60] == list(range(1, 61))
 

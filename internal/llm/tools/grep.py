@@ -1,38 +1,63 @@
-"""grep: regex search over file contents with ripgrep, grouped by file, newest files first."""
+"""grep: regex search over file contents with ripgrep: matching lines (with context), matching
+files, or per-file counts, newest files first, paged with head_limit/offset."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from itertools import groupby
+from typing import Any, Literal
 
+from ...errors import ToolError
 from ...fsutil.paths import not_found_error
-from ...ripgrep import SearchQuery, display, find_rg, newest_first, search
+from ...ripgrep import Match, SearchQuery, SearchResult, display, find_rg, newest_first, search
 from ...truncate import shorten_line
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 
-#: Matches shown to the model.
-MAX_MATCHES_SHOWN = 100
-#: Matches collected (to sort by file age and count honestly) before rg is stopped.
+#: Entries (matching lines, files or counts) shown per call unless head_limit says otherwise.
+DEFAULT_HEAD_LIMIT = 100
+#: The most entries one call may ask for; the output byte cap may show fewer.
+MAX_HEAD_LIMIT = 1000
+#: Matching lines (or files, in the other modes) collected — to sort by file age, count honestly
+#: and page — before rg is stopped. Past it the count is a lower bound.
 MAX_MATCHES_COLLECTED = 10_000
-#: Matched lines are cut here.
+#: Context lines before/after a match are capped here.
+MAX_CONTEXT_LINES = 20
+#: Matched and context lines are cut here.
 MAX_LINE_CHARS = 500
+#: Room kept out of the output cap for the summary line and the paging note.
+FRAME_BYTES = 400
 
-DESCRIPTION = f"""Searches file contents with a regular expression (ripgrep syntax) and lists matching lines.
+DESCRIPTION = f"""Searches file contents with a regular expression (ripgrep syntax).
 
 - `pattern`: a regex such as `log.*Error` or `def \\w+\\(`; set `literal_text` to true to search for
   the exact text instead (no need to escape `(`, `.`, `*`...).
 - `path`: a directory (default: the workspace root) or a single file.
-- `include`: a glob to restrict the files searched, e.g. `*.py` or `*.{{ts,tsx}}`.
-- Respects .gitignore; searches hidden files; never searches .git.
-- Results are grouped by file, files with the most recently modified first, lines in file order,
-  with absolute paths and 1-based line numbers. At most {MAX_MATCHES_SHOWN} matches are shown; lines are
-  cut at {MAX_LINE_CHARS} characters.
-- If you need to identify or count the number of matches within files, use the bash tool with `rg`
-  directly (e.g. `rg -c pattern`).
-- Use glob to find files by name. When a search may take several rounds, batch speculative grep and
-  glob calls in one response.
+- `include`: a glob to restrict the files searched, e.g. `*.py` or `*.{{ts,tsx}}`; `type`: a ripgrep
+  file type instead, e.g. `py`, `ts`, `rust`, `md` (an unknown type gets an error naming close ones).
+- `case_insensitive`: match regardless of case. `multiline`: let a pattern span lines (`.` matches a
+  newline too), e.g. `struct Foo \\{{.*?\\}}`; every line of such a match is shown as a match.
+- `output_mode`:
+  - `content` (default): matching lines grouped by file, as `  Line 12: text`. With `context` (or
+    `before`/`after`, at most {MAX_CONTEXT_LINES}) lines around each match are shown as `  Line 11- text`
+    (a dash, not a colon); overlapping ranges are merged and a gap between ranges is a `  --` line.
+  - `files_with_matches`: only the paths of files that match.
+  - `count`: matching lines per file (as `rg -c`), `path: N`.
+- Respects .gitignore; searches hidden files; never searches .git. Paths are absolute; line numbers
+  are 1-based. Files are listed most recently modified first (ties by path), lines in file order.
+- Paging: `head_limit` entries (matching lines, files or counts; default {DEFAULT_HEAD_LIMIT}, at most
+  {MAX_HEAD_LIMIT}) starting at `offset` (default 0). The same call gives the same order, so pages never
+  overlap; when more remain the output ends with "showing N–M of K; use offset=M to continue".
+  At most {MAX_MATCHES_COLLECTED} matches are collected: past that the count is a lower bound and
+  you should narrow the search. Lines are cut at {MAX_LINE_CHARS} characters.
+- To count matches use output_mode `count` (not `rg -c` through bash); to list matching files use
+  `files_with_matches` (not `rg -l`). Use glob to find files by name and view (or read_many for
+  several files) to read what you found. When a search may take several rounds, batch speculative
+  grep and glob calls in one response.
 """
+
+OutputMode = Literal["content", "files_with_matches", "count"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +66,25 @@ class GrepParams:
     path: str | None = param("The directory or file to search (default: the workspace root)", None)
     include: str | None = param('Glob of files to search, e.g. "*.py" or "*.{ts,tsx}"', None)
     literal_text: bool = param("Treat pattern as literal text rather than a regex", False)
+    output_mode: OutputMode = param(
+        "content: matching lines; files_with_matches: paths only; count: matching lines per file", "content"
+    )
+    context: int | None = param(
+        "Lines of context before and after each match (content mode)", None, minimum=0, maximum=MAX_CONTEXT_LINES
+    )
+    before: int | None = param(
+        "Lines of context before each match (overrides context)", None, minimum=0, maximum=MAX_CONTEXT_LINES
+    )
+    after: int | None = param(
+        "Lines of context after each match (overrides context)", None, minimum=0, maximum=MAX_CONTEXT_LINES
+    )
+    case_insensitive: bool = param("Match regardless of case", False)
+    type: str | None = param('A ripgrep file type to search, e.g. "py", "ts", "rust"', None, minLength=1)
+    multiline: bool = param("Let the pattern span lines; '.' also matches a newline", False)
+    head_limit: int | None = param(
+        f"How many entries to show (default {DEFAULT_HEAD_LIMIT})", None, minimum=1, maximum=MAX_HEAD_LIMIT
+    )
+    offset: int = param("How many entries to skip, to page through results", 0, minimum=0)
 
 
 class GrepTool(Tool):
@@ -56,37 +100,160 @@ class GrepTool(Tool):
         if not root.exists():
             raise not_found_error(root)
         rg = find_rg(ctx.config.rg_path)
-        query = SearchQuery(root, params.pattern, params.literal_text, params.include)
+        context = params.context or 0
+        query = SearchQuery(
+            root,
+            params.pattern,
+            params.literal_text,
+            params.include,
+            mode=params.output_mode,
+            case_insensitive=params.case_insensitive,
+            file_type=params.type,
+            multiline=params.multiline,
+            before=context if params.before is None else params.before,
+            after=context if params.after is None else params.after,
+        )
         result = await search(query, rg=rg, limit=MAX_MATCHES_COLLECTED, cancel=ctx.cancel)
-        metadata = {
-            "matches": len(result.matches),
+        page = _Page(params.offset, params.head_limit or DEFAULT_HEAD_LIMIT, ctx.config.max_output_bytes - FRAME_BYTES)
+        if params.output_mode == "content":
+            body, total = _render_content(result, query, page)
+        elif params.output_mode == "files_with_matches":
+            body, total = _render_files(result, page)
+        else:
+            body, total = _render_counts(result, page)
+        metadata: dict[str, Any] = {
+            "mode": params.output_mode,
+            "matches" if params.output_mode == "content" else "files": total,
             "count_is_lower_bound": result.stopped_early,
             "partial": result.partial,
             "backend": "rg" if rg else "python",
+            "offset": params.offset,
+            "shown": page.shown,
+            "truncated": params.offset + page.shown < total or result.stopped_early,
         }
-        if not result.matches:
-            text = "No matches found"
-            if result.partial:
-                text += "\n(Some paths were inaccessible and skipped)"
-            return ToolResponse(text, metadata=metadata)
-        order = {path: i for i, path in enumerate(newest_first(list({m.path: None for m in result.matches})))}
-        ordered = sorted(result.matches, key=lambda m: (order[m.path], m.line))
-        shown = ordered[:MAX_MATCHES_SHOWN]
-        total = len(result.matches)
-        lines = [f"Found {total}{'+' if result.stopped_early else ''} {'match' if total == 1 else 'matches'}"]
-        for path, group in groupby(shown, key=lambda m: m.path):
-            lines.append(f"\n{display(path)}:")
-            lines += [f"  Line {m.line}: {shorten_line(m.text, MAX_LINE_CHARS)}" for m in group]
-        if total > len(shown):
-            of = f"at least {total}" if result.stopped_early else str(total)
-            lines.append(
-                f"\n(Results truncated: showing {len(shown)} of {of} matches. "
-                "Consider using a more specific path or pattern.)"
+        if total == 0:
+            return ToolResponse(_with_partial_note("No matches found", result), metadata=metadata)
+        if params.offset >= total:
+            raise ToolError(
+                f"offset {params.offset} is past the end of the results ({total} entries). "
+                f"Use an offset below {total}.",
+                {**metadata, "error": "offset_out_of_range"},
             )
-        if result.partial:
-            lines.append("\n(Some paths were inaccessible and skipped)")
-        metadata["truncated"] = total > len(shown)
-        return ToolResponse("\n".join(lines), metadata=metadata)
+        text = body + _paging_note(page, total, result.stopped_early)
+        return ToolResponse(_with_partial_note(text, result), metadata=metadata)
+
+
+@dataclass
+class _Page:
+    """Which entries to show, and the bytes left to show them in."""
+
+    offset: int
+    limit: int
+    budget: int
+    shown: int = 0
+
+    def fits(self, text: str) -> bool:
+        size = len(text.encode("utf-8", "surrogatepass")) + 1
+        if size > self.budget:
+            return False
+        self.budget -= size
+        return True
+
+
+def _paging_note(page: _Page, total: int, lower_bound: bool) -> str:
+    end = page.offset + page.shown
+    of = f"at least {total}" if lower_bound else str(total)
+    if end < total:
+        return f"\n\n(Showing {page.offset + 1}–{end} of {of}; use offset={end} to continue.)"
+    if page.offset > 0:
+        return f"\n\n(Showing {page.offset + 1}–{end} of {of}; this is the last page.)"
+    if lower_bound:
+        return f"\n\n(Showing {page.offset + 1}–{end} of {of}: the search stopped early; narrow the path or pattern.)"
+    return ""
+
+
+def _with_partial_note(text: str, result: SearchResult) -> str:
+    return text + "\n\n(Some paths were inaccessible and skipped)" if result.partial else text
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def _render_content(result: SearchResult, query: SearchQuery, page: _Page) -> tuple[str, int]:
+    """Matching lines of the page, grouped by file, with their context merged around them.
+
+    A line that matches but falls outside this page's matches is shown as context here (it is a
+    match on its own page), so pages never show the same match twice.
+    """
+    matches = [m for m in result.matches if not m.context]
+    order = {path: i for i, path in enumerate(newest_first(list({m.path: None for m in matches}), result.mtimes))}
+    ordered = sorted(matches, key=lambda m: (order[m.path], m.line))
+    total = len(ordered)
+    plus = "+" if result.stopped_early else ""
+    out = [f"Found {total}{plus} {'match' if total == 1 else 'matches'}"]
+    selected = ordered[page.offset : page.offset + page.limit]
+    shown_files = {m.path for m in selected}
+    lines_of: dict[str, dict[int, str]] = defaultdict(dict)
+    for record in result.matches:
+        if record.path in shown_files:
+            lines_of[record.path][record.line] = record.text
+    for path, group in groupby(selected, key=lambda m: m.path):
+        header = f"\n{display(path)}:"
+        if not page.fits(header):
+            break
+        out.append(header)
+        if not _render_file_lines(out, list(group), lines_of[path], query, page):
+            break
+    return "\n".join(out), total
+
+
+def _render_file_lines(
+    out: list[str], group: list[Match], lines: dict[int, str], query: SearchQuery, page: _Page
+) -> bool:
+    """Append one file's page matches and their context; False once the byte budget is spent."""
+    wanted = {m.line for m in group}
+    shown: set[int] = set(wanted)
+    for number in wanted:
+        shown.update(n for n in range(number - query.before, number + query.after + 1) if n in lines)
+    previous = None
+    for number in sorted(shown):
+        text = shorten_line(lines[number], MAX_LINE_CHARS)
+        rendered = f"  Line {number}: {text}" if number in wanted else f"  Line {number}- {text}"
+        if (query.before or query.after) and previous is not None and number != previous + 1:
+            rendered = "  --\n" + rendered
+        if not page.fits(rendered):
+            return False
+        out.append(rendered)
+        page.shown += number in wanted
+        previous = number
+    return True
+
+
+def _render_files(result: SearchResult, page: _Page) -> tuple[str, int]:
+    files = newest_first(result.files, result.mtimes)
+    out = [f"Found {_plural(len(files), 'file', 'files')}{'+' if result.stopped_early else ''}", ""]
+    for path in files[page.offset : page.offset + page.limit]:
+        if not page.fits(display(path)):
+            break
+        out.append(display(path))
+        page.shown += 1
+    return "\n".join(out), len(files)
+
+
+def _render_counts(result: SearchResult, page: _Page) -> tuple[str, int]:
+    files = newest_first(list(result.counts), result.mtimes)
+    lines = sum(result.counts.values())
+    plus = "+" if result.stopped_early else ""
+    found = f"{_plural(lines, 'matching line', 'matching lines')} in {_plural(len(files), 'file', 'files')}{plus}"
+    out = [f"Found {found}", ""]
+    for path in files[page.offset : page.offset + page.limit]:
+        rendered = f"{display(path)}: {result.counts[path]}"
+        if not page.fits(rendered):
+            break
+        out.append(rendered)
+        page.shown += 1
+    return "\n".join(out), len(files)
 
 
 TOOL = GrepTool()

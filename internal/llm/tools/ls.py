@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...fsutil.paths import require_directory
-from ...ripgrep import FileQuery, display, find_rg, list_files
+from ...ripgrep import AUTO_IGNORED, FileQuery, display, find_rg, list_files
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 
@@ -13,15 +13,6 @@ from .tools import Tool, ToolContext, ToolResponse
 MAX_ENTRIES = 1000
 #: Files enumerated before sorting; past this the listing is a (flagged) partial subset.
 MAX_FILES_COLLECTED = 50_000
-
-#: Never listed, at any depth below the listed directory (seed 2.10). The listed directory
-#: itself may be called any of these: only components inside it are filtered.
-AUTO_IGNORED = (
-    ".git", "node_modules", "__pycache__", "dist", "build", "target", "vendor", ".idea", ".vscode",
-    ".zig-cache", "zig-out", ".coverage", "coverage", "logs", ".venv", "venv", "env", "tmp", "temp",
-    ".cache", "cache", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".next", ".DS_Store",
-    "*.pyc", "*.pyo", "*.class", "*.o", "*.so", "*.dll", "*.exe",
-)  # fmt: skip
 
 DESCRIPTION = f"""Lists files and directories as a tree: directories first, then files, each alphabetical.
 
