@@ -202,3 +202,29 @@ def test_the_mcp_server_offers_every_profile_and_speaks_it(tmp_path: Path) -> No
     assert MCP_PROFILES == PROFILES
     server = ToolsmithServer(tmp_path, Config(lsp_enabled=False), profile="codex")
     assert [info.name for info in server.tool_infos()] == CODEX
+
+
+def test_exec_command_keeps_a_tty_session_that_write_stdin_talks_to(workspace: Path) -> None:
+    async def main() -> tuple[Any, Any, Any]:
+        async with session(workspace, "codex") as s:
+            done = await s.run("exec_command", {"cmd": "echo ready; exit 3", "yield_time_ms": 10_000})
+            started = await s.run("exec_command", {"cmd": "python3 -q -i", "tty": True, "yield_time_ms": 500})
+            session_id = started.metadata.get("session_id")
+            answer = await s.run("write_stdin", {"session_id": session_id, "chars": "6*7\n", "yield_time_ms": 5000})
+            return done, started, answer
+
+    done, started, answer = asyncio.run(main())
+    assert not done.is_error and done.content.startswith("Process exited with code 3") and "ready" in done.content
+    assert not started.is_error and "Process running with session ID" in started.content, started.content
+    assert not answer.is_error and "42" in answer.content, answer.content
+
+
+def test_max_output_tokens_keeps_head_and_tail_and_reports_the_original(workspace: Path) -> None:
+    async def main() -> Any:
+        async with session(workspace, "codex") as s:
+            command = "for i in $(seq 1 5000); do echo line $i; done"
+            return await s.run("exec_command", {"cmd": command, "max_output_tokens": 100})
+
+    r = asyncio.run(main())
+    assert "line 1\n" in r.content and "line 5000" in r.content and "line 2500\n" not in r.content
+    assert "Original token count: " in r.content and r.metadata["truncated"] is True

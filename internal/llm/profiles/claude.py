@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..tools.grep import MAX_CONTEXT_LINES, MAX_HEAD_LIMIT
 from ..tools.params import param
 from ..tools.tools import ToolResponse
 from . import ProfileTool, one_based_offsets
@@ -167,18 +168,26 @@ class GrepParams:
     pattern: str = param("The regular expression to search for (ripgrep syntax)", minLength=1)
     path: str | None = param("The file or directory to search (default: the working directory)", None)
     glob: str | None = param('Only files matching this glob, e.g. "*.js" or "*.{ts,tsx}"', None)
-    type: str | None = param('Only files of this ripgrep type, e.g. "py", "js", "rust"', None)
+    type: str | None = param('Only files of this ripgrep type, e.g. "py", "js", "rust"', None, minLength=1)
     output_mode: Literal["content", "files_with_matches", "count"] = param(
         "content: matching lines; files_with_matches: file paths only; count: matches per file",
         "files_with_matches",
     )
     case_insensitive: bool = param("Ignore case", False, alias="-i")
     line_numbers: bool = param("Show line numbers (content mode; always shown)", True, alias="-n")
-    after: int | None = param("Lines of context after each match (content mode)", None, minimum=0, alias="-A")
-    before: int | None = param("Lines of context before each match (content mode)", None, minimum=0, alias="-B")
-    context: int | None = param("Lines of context around each match (content mode)", None, minimum=0, alias="-C")
+    after: int | None = param(
+        "Lines of context after each match (content mode)", None, minimum=0, maximum=MAX_CONTEXT_LINES, alias="-A"
+    )
+    before: int | None = param(
+        "Lines of context before each match (content mode)", None, minimum=0, maximum=MAX_CONTEXT_LINES, alias="-B"
+    )
+    context: int | None = param(
+        "Lines of context around each match (content mode)", None, minimum=0, maximum=MAX_CONTEXT_LINES, alias="-C"
+    )
     multiline: bool = param("Let patterns span lines ('.' matches newlines too)", False)
-    head_limit: int | None = param("Show only the first N entries (lines, files or counts)", None, minimum=1)
+    head_limit: int | None = param(
+        "Show only the first N entries (lines, files or counts)", None, minimum=1, maximum=MAX_HEAD_LIMIT
+    )
     offset: int = param("Skip the first N entries (to page with head_limit)", 0, minimum=0)
 
 
@@ -297,7 +306,7 @@ class KillShell(ProfileTool):
 class NotebookEditParams:
     notebook_path: str = param("The absolute path of the .ipynb file", minLength=1)
     new_source: str = param("The cell's new source (ignored for delete)")
-    cell_id: str | None = param("The id of the cell to change, or to insert after", None)
+    cell_id: str | None = param("The id of the cell to change, or to insert after", None, minLength=1)
     cell_type: Literal["code", "markdown"] | None = param("The cell's type (required for insert)", None)
     edit_mode: Literal["replace", "insert", "delete"] = param("What to do with the cell", "replace")
 

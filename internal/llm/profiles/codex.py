@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...truncate import cap_tokens, estimate_tokens
+from ..tools.grep import MAX_HEAD_LIMIT
 from ..tools.params import param
 from ..tools.tools import ToolContext, ToolResponse, run_engine_tool
 from . import ProfileTool, one_based_offsets
@@ -251,7 +252,7 @@ class GrepFilesParams:
     pattern: str = param("The regular expression to search for", minLength=1)
     include: str | None = param('Only files matching this glob, e.g. "*.rs"', None)
     path: str | None = param("The directory to search (default: the working directory)", None)
-    limit: int = param("At most this many files", 100, minimum=1)
+    limit: int = param("At most this many files", 100, minimum=1, maximum=MAX_HEAD_LIMIT)
 
 
 class GrepFiles(ProfileTool):
