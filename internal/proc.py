@@ -59,6 +59,9 @@ KILL_GRACE_S = 2.0
 REAP_TIMEOUT_S = 2.0
 #: How often a tree is polled while it is given time to exit.
 GROUP_POLL_S = 0.02
+#: After a command's shell exits, how long its other processes get to end by themselves before
+#: they count as background processes left behind (and are stopped).
+SETTLE_AFTER_EXIT_S = 0.2
 READ_LIMIT = 64 * 1024
 #: The environment variable that tags every process of a tree with the tree's id.
 TREE_ENV = "TOOLSMITH_PROCESS_TREE"
@@ -319,9 +322,15 @@ class ProcessTree:
                 os.kill(pid, signal.SIGCONT)
         self.reap()
 
-    async def terminate(self, grace_s: float = KILL_GRACE_S) -> int:
+    async def terminate(self, grace_s: float = KILL_GRACE_S, settle_s: float = 0.0) -> int:
         """SIGTERM every member, SIGKILL what is left after ``grace_s`` (at once when 0), and
-        wait (bounded) until they are gone. Returns how many processes were running."""
+        wait (bounded) until they are gone. Returns how many processes were running.
+
+        ``settle_s``: members already on their way out get this long to go by themselves first,
+        and are not counted (a sandbox's inner init still exiting after its shell did)."""
+        deadline = time.monotonic() + settle_s
+        while time.monotonic() < deadline and self.running():
+            await asyncio.sleep(GROUP_POLL_S)
         me = os.getpid()
         members = self.members().values()
         count = sum(1 for stat in members if not stat.zombie)
@@ -339,6 +348,10 @@ class ProcessTree:
             await asyncio.sleep(GROUP_POLL_S)
             self.reap()
         return count
+
+    def running(self) -> int:
+        """How many members are running (not zombies)."""
+        return sum(1 for stat in self.members().values() if not stat.zombie)
 
     def _unreaped(self) -> bool:
         """A member other than the leader (whose owner reaps it) still running, or dead and
@@ -567,8 +580,11 @@ async def _reader(fd: int, transports: list[asyncio.BaseTransport]) -> asyncio.S
     return stream
 
 
-def terminate_blocking(tree: ProcessTree, grace_s: float = KILL_GRACE_S) -> int:
+def terminate_blocking(tree: ProcessTree, grace_s: float = KILL_GRACE_S, settle_s: float = 0.0) -> int:
     """:meth:`ProcessTree.terminate` for threads without an event loop (background jobs)."""
+    deadline = time.monotonic() + settle_s
+    while time.monotonic() < deadline and tree.running():
+        time.sleep(GROUP_POLL_S)
     me = os.getpid()
     members = tree.members().values()
     count = sum(1 for stat in members if not stat.zombie)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..cancel import CancelToken
-from ..proc import KILL_GRACE_S, ProcessSupervisor, spawn
+from ..proc import KILL_GRACE_S, SETTLE_AFTER_EXIT_S, ProcessSupervisor, spawn
 from ..truncate import SpillingBuffer
 from .state import ShellState
 
@@ -158,7 +158,7 @@ async def run_command(
         # The shell is gone; children may still hold the pipe. Read what they already wrote.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(reader), DRAIN_AFTER_EXIT_S)
-        left = await child.tree.terminate()
+        left = await child.tree.terminate(settle_s=SETTLE_AFTER_EXIT_S)
         if not (timed_out or aborted):
             stopped_background = left
         # Whatever held the pipe is gone: stop reading anyway after a bound.
