@@ -119,3 +119,14 @@ def test_embedding_api_opts_in(workspace: Path) -> None:
     response = asyncio.run(session.run("view", {"file_path": "f.txt"}))
     assert response.metadata["lines_shown"] == 3
     assert session.ctx.lsp is None and plain.ctx.lsp is not None  # [lsp] enabled = false took effect
+
+
+def test_max_jobs_is_a_bash_key(tmp_path: Path) -> None:
+    from toolsmith.config import DEFAULT_MAX_JOBS, ConfigError
+
+    assert Config().max_jobs == DEFAULT_MAX_JOBS == 16
+    (tmp_path / "c.toml").write_text("[bash]\nmax_jobs = 3\n")
+    assert Config.load(tmp_path, file=tmp_path / "c.toml", user=False).max_jobs == 3
+    (tmp_path / "bad.toml").write_text("[bash]\nmax_jobs = 0\n")
+    with pytest.raises(ConfigError, match="'bash.max_jobs' must be an integer >= 1"):
+        Config.load(tmp_path, file=tmp_path / "bad.toml", user=False)
