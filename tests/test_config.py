@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -128,5 +129,5 @@ def test_max_jobs_is_a_bash_key(tmp_path: Path) -> None:
     (tmp_path / "c.toml").write_text("[bash]\nmax_jobs = 3\n")
     assert Config.load(tmp_path, file=tmp_path / "c.toml", user=False).max_jobs == 3
     (tmp_path / "bad.toml").write_text("[bash]\nmax_jobs = 0\n")
-    with pytest.raises(ConfigError, match="'bash.max_jobs' must be an integer >= 1"):
+    with pytest.raises(ConfigError, match=re.escape("'bash.max_jobs' must be an integer >= 1")):
         Config.load(tmp_path, file=tmp_path / "bad.toml", user=False)
