@@ -68,6 +68,8 @@ TREE_ENV = "TOOLSMITH_PROCESS_TREE"
 #: A freeze pass repeats until a scan finds nothing new; a tree forking faster than we scan
 #: still stops after this many passes (each pass stops everything it found).
 MAX_FREEZE_PASSES = 50
+#: After SIGKILL, how long :meth:`ProcessTree.kill_now` waits (blocking) to see the processes gone.
+KILL_CONFIRM_S = 1.0
 #: ``prctl`` option number (linux/prctl.h).
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -316,10 +318,21 @@ class ProcessTree:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGSTOP)
             stopped.update(fresh)
-        for pid in stopped | set(self.alive()):
+        if self.leader is not None:  # the group too: a pid in use as a group id is never reused
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.leader, signal.SIGKILL)
+        killed = stopped | set(self.alive())
+        for pid in killed:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
                 os.kill(pid, signal.SIGCONT)
+        # SIGKILL is delivered when the process next runs; on a loaded machine that takes a
+        # moment. Confirm (bounded) so that "killed" means gone when this returns.
+        deadline = time.monotonic() + KILL_CONFIRM_S
+        while killed and time.monotonic() < deadline:
+            killed = {pid for pid in killed if (stat := read_stat(pid)) is not None and not stat.zombie}
+            if killed:
+                time.sleep(GROUP_POLL_S / 4)
         self.reap()
 
     async def terminate(self, grace_s: float = KILL_GRACE_S, settle_s: float = 0.0) -> int:
@@ -527,9 +540,32 @@ async def spawn(
     owner: ProcessSupervisor | None = None,
 ) -> Child:
     """Start ``argv`` in its own session and tree, stdin ``/dev/null``, stdout (and stderr,
-    separately or merged into stdout) on our own pipes. If this is cancelled half way, whatever
-    was started is killed before the cancellation propagates."""
+    separately or merged into stdout) on our own pipes. If this is cancelled half way, the start
+    is let finish (it is short) and what it started is killed before the cancellation goes on."""
     tree = ProcessTree(owner)
+    starting = asyncio.ensure_future(_start(argv, tree, cwd=cwd, env=env, merge_stderr=merge_stderr))
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        try:
+            child = await asyncio.wait_for(starting, REAP_TIMEOUT_S)
+        except BaseException:
+            tree.kill_now()  # found by its tag even without the leader's pid
+            tree.release()
+            raise
+        child.tree.kill_now()
+        await asyncio.shield(child.stop(grace_s=0))
+        raise
+
+
+async def _start(
+    argv: Sequence[str],
+    tree: ProcessTree,
+    *,
+    cwd: str | os.PathLike[str] | None,
+    env: Mapping[str, str] | None,
+    merge_stderr: bool,
+) -> Child:
     out_read, out_write = os.pipe()
     err_read, err_write = (None, None) if merge_stderr else os.pipe()
     transports: list[asyncio.BaseTransport] = []

@@ -268,6 +268,9 @@ class Session:
         return available_skills_xml(self.ctx.workspace, list(self.ctx.config.skill_paths))
 
     async def close(self) -> None:
+        # Kill first, synchronously: a close given a deadline (the MCP server's) still stops
+        # every process even if the waits below are cut short.
+        self.ctx.processes.kill_all_now()
         if self._idle_timer is not None:
             self._idle_timer.cancel()
             self._idle_timer = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,14 @@ def test_the_lsp_idle_timeout_is_a_config_key(workspace: Path) -> None:
     write(workspace / ".toolsmith" / "config.toml", "[lsp]\nidle_timeout = 30\n")
     assert Config.load(workspace, user=False).lsp_idle_s == 30
     assert Config().lsp_idle_s == 300
+
+
+def test_max_jobs_is_a_bash_key(tmp_path: Path) -> None:
+    from toolsmith.config import DEFAULT_MAX_JOBS, ConfigError
+
+    assert Config().max_jobs == DEFAULT_MAX_JOBS == 16
+    (tmp_path / "c.toml").write_text("[bash]\nmax_jobs = 3\n")
+    assert Config.load(tmp_path, file=tmp_path / "c.toml", user=False).max_jobs == 3
+    (tmp_path / "bad.toml").write_text("[bash]\nmax_jobs = 0\n")
+    with pytest.raises(ConfigError, match=re.escape("'bash.max_jobs' must be an integer >= 1")):
+        Config.load(tmp_path, file=tmp_path / "bad.toml", user=False)
