@@ -167,11 +167,11 @@ async def _via_host(args: argparse.Namespace, cwd: Path, config: Any, stdin: Tex
         nonlocal ran
         request = {"tool": tool, "params": params, "no_lsp": args.no_lsp, "audit_log": audit_log}
         try:
-            return run_call(paths, spec, request)
+            envelope = run_call(paths, spec, request)
         except HostLost as exc:
-            return {"content": f"toolsmith: {exc}", "is_error": True, "metadata": {"error": "session_host_lost"}}
-        finally:
-            ran += 1
+            envelope = {"content": f"toolsmith: {exc}", "is_error": True, "metadata": {"error": "session_host_lost"}}
+        ran += 1
+        return envelope
 
     try:
         paths = host_paths(config.state_dir, args.session)
