@@ -44,6 +44,8 @@ HOST_ENV = "TOOLSMITH_SESSION_HOST"
 HOST_START_TIMEOUT_S = 20.0
 #: ``--end`` waits this long for the host to close its session and exit (then kills it).
 END_TIMEOUT_S = 30.0
+#: After answering ``--end`` the host exits within this long, or it is signalled.
+END_GRACE_S = 5.0
 #: A cancelled call gets this long to stop through its cancel token before its task is cancelled.
 CANCEL_GRACE_S = 2.0
 #: Largest request line the host reads (parameters can be a whole file's content).
@@ -151,7 +153,9 @@ def end_host(paths: HostPaths) -> bool:
                 conn.makefile("rb").readline()  # the host answers once its session is closed
     alive = owner is not None and _alive(*owner)
     if owner is not None and alive:
-        _stop_process(owner, END_TIMEOUT_S if conn is None else 5.0)
+        if conn is not None:
+            _wait_gone(owner, END_GRACE_S)  # it is returning from its event loop
+        _stop_process(owner, END_TIMEOUT_S if conn is None else END_GRACE_S)
     with contextlib.suppress(FileNotFoundError):
         paths.socket.unlink()
     return conn is not None or alive
@@ -312,14 +316,20 @@ def _read_pid_file(path: Path) -> tuple[int, int] | None:
         return None
 
 
+def _wait_gone(owner: tuple[int, int], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while _alive(*owner) and time.monotonic() < deadline:
+        time.sleep(0.02)  # a non-child's exit cannot be waited on
+
+
 def _stop_process(owner: tuple[int, int], timeout: float) -> None:
     """SIGTERM (the host closes its session), then SIGKILL to its process group after ``timeout``."""
     pid, start = owner
+    if not _alive(pid, start):
+        return
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while _alive(pid, start) and time.monotonic() < deadline:
-        time.sleep(0.02)  # a non-child's exit cannot be waited on
+    _wait_gone(owner, timeout)
     if _alive(pid, start):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
