@@ -227,6 +227,22 @@ def test_a_killed_cli_cancels_its_call_in_the_host(workspace: Path) -> None:
     assert cli(workspace, "ls", "{}").returncode == 0
 
 
+def test_calls_to_one_host_run_concurrently(workspace: Path) -> None:
+    token = f"t{uuid.uuid4().hex}"
+    assert cli(workspace, "ls", "{}").returncode == 0  # the host is up
+    # The first call finishes only once the second has run: serialised calls would hang here
+    # until the bash timeout (the hang guard), and the first call would report it.
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "cmd.tools", "--cwd", str(workspace), "--session", "s", "bash",
+         f'{{"command": "while [ ! -e go ]; do sleep 0.05; done; echo released # {token}", "timeout": 60000}}'],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    wait_until(lambda: bool(processes_with(token)), "the first call to run in the host")
+    assert cli(workspace, "bash", '{"command": "touch go"}').returncode == 0
+    out, err = waiting.communicate(timeout=WAIT_S * 2)
+    assert waiting.returncode == 0 and out.strip() == "released", out + err
+
+
 def test_no_lsp_goes_through_the_host_without_diagnostics(workspace: Path) -> None:
     (workspace / "m.py").write_text("n: int = 1\n")
     assert cli(workspace, "--no-lsp", "view", '{"file_path": "m.py"}').returncode == 0
