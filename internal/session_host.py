@@ -119,16 +119,21 @@ def run_call(paths: HostPaths, spec: dict[str, Any], request: dict[str, Any]) ->
     message = json.dumps({"op": "run", "spec": spec, **request}, ensure_ascii=False).encode("utf-8") + b"\n"
     for _ in range(2):
         conn = _connect(paths.socket) or _start_and_connect(paths, spec)
-        with conn:
-            conn.sendall(message)
-            reader = conn.makefile("rb")
-            first = reader.readline()
+        with conn, conn.makefile("rb") as reader:
+            try:
+                conn.sendall(message)
+                first = reader.readline()
+            except OSError:
+                first = b""  # reset: the host closed its socket with this connection unread
             if not first:
                 continue  # the host was exiting (idle) and never read the call: start a new one
             accepted = _parse(first)
             if "mismatch" in accepted:
                 raise HostMismatch(str(accepted["mismatch"]))
-            answer = reader.readline()
+            try:
+                answer = reader.readline()
+            except OSError:
+                answer = b""
             if not answer:
                 raise HostLost("the session host stopped during the call; see toolsmith.log in the state directory")
             reply = _parse(answer)
