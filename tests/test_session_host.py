@@ -3,6 +3,7 @@ process, real language servers, checked through /proc (see docs/cli-session-host
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -241,6 +242,22 @@ def test_calls_to_one_host_run_concurrently(workspace: Path) -> None:
     assert cli(workspace, "bash", '{"command": "touch go"}').returncode == 0
     out, err = waiting.communicate(timeout=WAIT_S * 2)
     assert waiting.returncode == 0 and out.strip() == "released", out + err
+
+
+def test_a_session_batch_runs_in_the_host_and_shares_its_state(workspace: Path) -> None:
+    (workspace / "f.txt").write_text("a\n")
+    assert cli(workspace, "view", '{"file_path": "f.txt"}').returncode == 0  # read through the host
+    calls = "\n".join(
+        [
+            json.dumps({"tool": "write", "params": {"file_path": "f.txt", "content": "b\n"}, "id": 1}),
+            json.dumps({"tool": "bash", "params": {"command": "cat f.txt"}, "id": 2}),
+        ]
+    )
+    proc = cli(workspace, "--batch", "-", stdin=calls)
+    envelopes = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [(e["id"], e["is_error"]) for e in envelopes] == [(1, False), (2, False)], proc.stdout + proc.stderr
+    assert envelopes[1]["content"].strip() == "b" and proc.stderr == ""
+    assert alive(host_pid())
 
 
 def test_no_lsp_goes_through_the_host_without_diagnostics(workspace: Path) -> None:
