@@ -5,11 +5,14 @@
     toolsmith [--cwd DIR] [--session ID] --batch FILE|-
     toolsmith help TOOL | toolsmith TOOL --help | toolsmith --schema TOOL   # one tool's parameters
     toolsmith --session ID --checkpoint | --changes CHECKPOINT | --rewind CHECKPOINT [--force]
+    toolsmith [--cwd DIR] --session ID --end
 
 (``python -m toolsmith`` and, from the repository root, ``python -m cmd.tools`` are the same.)
 Exit codes: 0 the tool succeeded, 1 the tool returned an error, 2 usage or invalid parameters.
 With ``--session`` the session's state (files read, shell cwd/env) is kept under the state
-directory between invocations, so ``view`` then ``edit`` works from a script.
+directory between invocations, so ``view`` then ``edit`` works from a script; the calls run in
+the session's host process (internal/session_host.py, docs/cli-session-host.md), which keeps
+its language servers warm until it has been idle for a while or ``--end`` stops it.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -40,10 +44,23 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 ok, 1 the tool returned an error, 2 usage or invalid parameters.",
     )
     parser.add_argument("--cwd", default=".", help="workspace root (default: current directory)")
-    parser.add_argument("--session", help="session id whose state persists across invocations ([A-Za-z0-9._-], ≤ 64)")
+    parser.add_argument(
+        "--session",
+        help="session id whose state persists across invocations ([A-Za-z0-9._-], ≤ 64); its calls run "
+        "in a per-session host process that keeps language servers and jobs alive between calls",
+    )
+    parser.add_argument(
+        "--end",
+        action="store_true",
+        help="with --session: stop the session's host process and everything it runs (its state file stays)",
+    )
     parser.add_argument("--config", metavar="FILE", help="a config file read after the user's and the workspace's")
     parser.add_argument("--json", action="store_true", help="print the whole response envelope as JSON")
-    parser.add_argument("--no-lsp", action="store_true", help="do not start language servers for diagnostics")
+    parser.add_argument(
+        "--no-lsp",
+        action="store_true",
+        help="no language-server diagnostics for this call (with --session: this call only)",
+    )
     parser.add_argument("--list", action="store_true", help="list the tools with what each does")
     parser.add_argument(
         "--schema", action="store_true", help="print every tool's (or one named tool's) description and parameters"
@@ -130,9 +147,10 @@ async def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
         return EXIT_OK
     if args.format and not args.schema:
         return _usage("--format goes with --schema")
+    if args.end and not args.session:
+        return _usage("--end goes with --session ID")
 
     from .config import Config, ConfigError
-    from .session import Session
 
     cwd = Path(args.cwd)
     if not cwd.is_dir():
@@ -150,8 +168,78 @@ async def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
         session_commands = [f"--{name}" for name in ("checkpoint", "changes", "rewind") if getattr(args, name)]
         if session_commands and not args.session:
             return _usage(f"{session_commands[0]} needs --session ID (checkpoints belong to a session)")
-        session = Session(cwd, session_id=args.session, config=config, profile=args.profile)
+        if args.session:
+            from .state import check_session_id
+
+            check_session_id(args.session)
     except (ConfigError, ValueError) as exc:
+        return _usage(str(exc))
+    checkpoint_command = args.checkpoint or args.changes or args.rewind
+    if args.session and not checkpoint_command:
+        from .session_host import host_enabled
+
+        if args.end or host_enabled():
+            code = await _via_host(args, cwd, config, stdin, stdout)
+            if code is not None:
+                return code
+    return await _in_process(args, cwd, config, stdin, stdout)
+
+
+async def _via_host(args: argparse.Namespace, cwd: Path, config: Any, stdin: TextIO, stdout: TextIO) -> int | None:
+    """Run the call(s) in the session's host process; None when it cannot (then run in-process)."""
+    from .session_host import HostLost, HostMismatch, HostUnavailable, end_host, host_paths, run_call
+
+    spec = {
+        "session": args.session,
+        "cwd": os.path.realpath(cwd),
+        "config": os.path.abspath(args.config) if args.config else None,
+        "profile": args.profile,
+    }
+    audit_log = str(Path(args.audit_log).absolute()) if args.audit_log else None
+    ran = 0
+
+    async def run(tool: str, params: Any) -> dict[str, Any]:
+        nonlocal ran
+        request = {"tool": tool, "params": params, "no_lsp": args.no_lsp, "audit_log": audit_log}
+        try:
+            envelope = run_call(paths, spec, request)
+        except HostLost as exc:
+            envelope = {"content": f"toolsmith: {exc}", "is_error": True, "metadata": {"error": "session_host_lost"}}
+        ran += 1
+        return envelope
+
+    try:
+        paths = host_paths(config.state_dir, args.session)
+        if args.end:
+            ended = end_host(paths)
+            stdout.write(f"Session {args.session}: {'host stopped' if ended else 'no host was running'}.\n")
+            return EXIT_OK
+        if args.batch:
+            return await _run_batch(run, args.batch, stdin, stdout)
+        if not args.tool:
+            return _usage("name a tool (see --list), or use --batch")
+        raw = stdin.read() if args.params == "-" else (args.params if args.params is not None else "{}")
+        args.params = raw  # read once: a fallback in-process run must not read stdin again
+        envelope = await run(args.tool, raw)
+        _print(envelope, args.json, stdout)
+        return _exit_code(envelope)
+    except (HostUnavailable, HostMismatch) as exc:
+        if ran:  # a batch whose earlier lines ran in the host: do not run them again
+            sys.stderr.write(f"toolsmith: {exc}\n")
+            return EXIT_TOOL_ERROR
+        if args.end:
+            return _usage(str(exc))
+        if not getattr(exc, "noted", False):
+            sys.stderr.write(f"toolsmith: no session host ({exc}); running this call in-process.\n")
+        return None
+
+
+async def _in_process(args: argparse.Namespace, cwd: Path, config: Any, stdin: TextIO, stdout: TextIO) -> int:
+    from .session import Session
+
+    try:
+        session = Session(cwd, session_id=args.session, config=config, profile=args.profile)
+    except (ValueError, OSError) as exc:
         return _usage(str(exc))
     from .state import log_to_file
 
@@ -159,18 +247,20 @@ async def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     log_to_file(session.ctx.state.directory() / "toolsmith.log", ("toolsmith", "pygls"))
     if args.session:
         session.load_state()
+
+    async def run(tool: str, params: Any) -> dict[str, Any]:
+        return (await session.run(tool, params)).to_json()
+
     try:
         if args.checkpoint or args.changes or args.rewind:
             return await _checkpoint_command(session, args, stdout)
         if args.batch:
-            return await _run_batch(session, args.batch, stdin, stdout)
+            return await _run_batch(run, args.batch, stdin, stdout)
         if not args.tool:
             return _usage("name a tool (see --list), or use --batch")
         raw = stdin.read() if args.params == "-" else (args.params if args.params is not None else "{}")
-        response = await session.run(args.tool, raw)
-        envelope = response.to_json()
-        stdout.write(json.dumps(envelope, ensure_ascii=False) + "\n" if args.json else _with_newline(response.content))
-        stdout.flush()
+        envelope = await run(args.tool, raw)
+        _print(envelope, args.json, stdout)
         return _exit_code(envelope)
     finally:
         if args.session:
@@ -178,6 +268,11 @@ async def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
         await session.close()
         if session.ctx.state.problem:
             sys.stderr.write(session.ctx.state.problem + "\n")
+
+
+def _print(envelope: dict[str, Any], as_json: bool, stdout: TextIO) -> None:
+    stdout.write(json.dumps(envelope, ensure_ascii=False) + "\n" if as_json else _with_newline(envelope["content"]))
+    stdout.flush()
 
 
 def _describe_tools(args: argparse.Namespace, cwd: Path, config: Any, stdout: TextIO) -> int:
@@ -253,7 +348,9 @@ def _with_newline(text: str) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
-async def _run_batch(session: Any, source: str, stdin: TextIO, stdout: TextIO) -> int:
+async def _run_batch(
+    run: Callable[[str, Any], Awaitable[dict[str, Any]]], source: str, stdin: TextIO, stdout: TextIO
+) -> int:
     """One JSON envelope per input line (with the line's ``id`` echoed); the exit code is the
     worst of all calls."""
     try:
@@ -276,7 +373,7 @@ async def _run_batch(session: Any, source: str, stdin: TextIO, stdout: TextIO) -
                 "metadata": {"error": "invalid_params", "line": number},
             }
         else:
-            envelope = (await session.run(call["tool"], call.get("params", {}))).to_json()
+            envelope = await run(call["tool"], call.get("params", {}))
         if isinstance(call, dict) and "id" in call:
             envelope = {"id": call["id"], **envelope}
         stdout.write(json.dumps(envelope, ensure_ascii=False) + "\n")

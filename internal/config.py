@@ -44,6 +44,10 @@ DEFAULT_MAX_JOBS = 16
 #: and custom tools.
 DEFAULT_PROTECTED_DIRS: tuple[str, ...] = (".git", ".toolsmith")
 
+#: How long a CLI session's host process waits for a call before it exits (seconds; see
+#: internal/session_host.py and docs/cli-session-host.md).
+DEFAULT_SESSION_HOST_IDLE_S = 600
+
 #: The environment variable that moves the state directory.
 STATE_DIR_ENV = "TOOLSMITH_STATE_DIR"
 #: The workspace's config file, relative to its root.
@@ -139,6 +143,8 @@ class Config:
     audit_log: Path | None = None
     #: Parameter keys whose values the audit log replaces with "[redacted]", beside the defaults.
     audit_redact_keys: list[str] = field(default_factory=list)
+    #: Seconds without a call after which a CLI ``--session`` host process exits.
+    session_host_idle_s: int = DEFAULT_SESSION_HOST_IDLE_S
 
     def __post_init__(self) -> None:
         if self.syntax_gate not in ("refuse", "warn", "off"):
@@ -257,6 +263,7 @@ CONFIG_KEYS: dict[str, _Key] = {
     "lsp.on_view": _Key("lsp_on_view", _expect_bool),
     "lsp.idle_timeout": _Key("lsp_idle_s", _expect_int(0)),
     "lsp.servers": _Key("lsp_servers", _expect_table),
+    "session_host.idle_timeout": _Key("session_host_idle_s", _expect_int(1)),
 }
 
 #: Keys of one ``[lsp.servers.NAME]`` table.

@@ -14,7 +14,6 @@ import contextlib
 import json
 import logging
 import os
-import re
 import time
 import uuid
 from dataclasses import replace
@@ -39,24 +38,12 @@ from .llm.tools.tools import (
 )
 from .permission import Asker, PermissionService, ToolPolicy, allow_all
 from .shell.state import ShellState
-from .state import PRIVATE_FILE_MODE
+from .state import PRIVATE_FILE_MODE, check_session_id
 
 if TYPE_CHECKING:
     from .audit import AuditLog
 
 log = logging.getLogger("toolsmith")
-
-#: Session ids name a directory in the state dir: no separators, no "." or "..".
-SESSION_ID_RE = re.compile(r"^(?!\.+$)[A-Za-z0-9._-]{1,64}$")
-
-
-def check_session_id(session_id: str) -> str:
-    if not SESSION_ID_RE.match(session_id):
-        shown = session_id[:80] + ("…" if len(session_id) > 80 else "")
-        raise ValueError(
-            f"invalid session id {shown!r}: use 1-64 characters from A-Z a-z 0-9 . _ - (not only dots)"
-        )
-    return session_id
 
 
 class Session:
@@ -128,23 +115,28 @@ class Session:
         *,
         cancel: CancelToken | None = None,
         progress: Progress | None = None,
+        lsp: bool = True,
+        audit: AuditLog | None = None,
     ) -> ToolResponse:
         """Run one tool call. ``cancel`` stops it early (as does cancelling the awaiting task).
+        ``lsp=False`` runs this call without language-server diagnostics; ``audit`` records this
+        call there instead of in the session's audit log (the CLI session host uses both).
 
         First, commits in this workspace that a killed process left half done are rolled back
         (or finished); see fsutil/commit.py. Every call, cancelled ones too, goes to the audit
         log when there is one.
         """
         started = time.time()
+        audit = audit or self.audit
         await self._call_starts()
         try:
-            response = await self._run(tool, params, cancel, progress)
+            response = await self._run(tool, params, cancel, progress, lsp)
         except BaseException:
-            self._audit(started, tool, params, ToolResponse("", is_error=True, metadata={"aborted": True}))
+            self._audit(audit, started, tool, params, ToolResponse("", is_error=True, metadata={"aborted": True}))
             raise
         finally:
             self._call_ends()
-        self._audit(started, tool, params, response)
+        self._audit(audit, started, tool, params, response)
         return response
 
     # --- idleness: language servers stop after config.lsp_idle_s without a call ---
@@ -178,15 +170,15 @@ class Session:
         if self.ctx.lsp is not None:
             await self.ctx.lsp.close()
 
-    def _audit(self, started: float, tool: str, params: Any, response: ToolResponse) -> None:
-        if self.audit is not None:
-            self.audit.record(
+    def _audit(self, audit: AuditLog | None, started: float, tool: str, params: Any, response: ToolResponse) -> None:
+        if audit is not None:
+            audit.record(
                 started=started, session=self.session_id, tool=tool, params=params,
                 is_error=response.is_error, metadata=response.metadata, content=response.content,
             )  # fmt: skip
 
     async def _run(
-        self, tool: str, params: Any, cancel: CancelToken | None, progress: Progress | None
+        self, tool: str, params: Any, cancel: CancelToken | None, progress: Progress | None, lsp: bool = True
     ) -> ToolResponse:
         refused = self._refusal(tool)
         if refused is not None:
@@ -195,6 +187,8 @@ class Session:
         ctx = self.ctx
         if cancel is not None or progress is not None:
             ctx = replace(ctx, cancel=cancel or CancelToken(), progress=progress or ctx.progress)
+        if not lsp and ctx.lsp is not None:
+            ctx = replace(ctx, lsp=None)
         return await run_tool(tool, params, ctx)
 
     def _recover(self) -> None:

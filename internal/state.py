@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -20,6 +21,16 @@ from .config import STATE_DIR_ENV
 #: Directory and file modes: only the owner may look inside.
 PRIVATE_DIR_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
+
+#: Session ids name a directory in the state dir: no separators, no "." or "..".
+SESSION_ID_RE = re.compile(r"^(?!\.+$)[A-Za-z0-9._-]{1,64}$")
+
+
+def check_session_id(session_id: str) -> str:
+    if not SESSION_ID_RE.match(session_id):
+        shown = session_id[:80] + ("…" if len(session_id) > 80 else "")
+        raise ValueError(f"invalid session id {shown!r}: use 1-64 characters from A-Z a-z 0-9 . _ - (not only dots)")
+    return session_id
 
 
 class StateDir:

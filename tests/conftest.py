@@ -139,3 +139,14 @@ def run(session: Session) -> Runner:
         return asyncio.run(session.run(tool, params))
 
     return _run
+
+
+@pytest.fixture(autouse=True)
+def _no_session_host_left(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """CLI ``--session`` calls start host processes that outlive them: end every one a test
+    started (found by its state directory below this run's temporary root)."""
+    yield
+    from toolsmith.session_host import end_host, running_hosts
+
+    for paths in running_hosts(tmp_path_factory.getbasetemp()):
+        end_host(paths)
