@@ -70,6 +70,7 @@ bench: $(STAMP)
 	$(PY) bench/cli_startup.py
 	$(PY) bench/view_paging.py
 	$(PY) bench/search.py
+	$(PY) bench/search_modes.py
 	$(PY) bench/capped_searches.py
 	$(PY) bench/edit_scale.py
 	$(PY) bench/edit_fidelity.py
