@@ -29,7 +29,7 @@ def test_mid_line_multi_line_replacement_is_reindented_and_said(workspace: Path,
                      "new_string": "# round\nreturn int(round(a / b))"})  # fmt: skip
     assert not r.is_error, r.content
     assert f.read_text() == MARSHMALLOW.replace("return int(a / b)", "# round\n        return int(round(a / b))")
-    assert "re-indented" in r.content
+    assert "given the line's indentation" in r.content and r.metadata["reindented"] is True
     compile(f.read_text(), "calc.py", "exec")
 
 
