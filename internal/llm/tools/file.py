@@ -68,11 +68,11 @@ def load_for_change(ctx: ToolContext, path: Path) -> Loaded:
     return Loaded(path, data, decode_bytes(data, path=str(path)))
 
 
-def load_for_edit(ctx: ToolContext, path: Path) -> tuple[Loaded, Loaded | None]:
+def load_for_edit(ctx: ToolContext, path: Path, *, writable: bool = True) -> tuple[Loaded, Loaded | None]:
     """The file now, and — when it changed since this session read it whole — the content as
     read (the base the model planned on), so the edit can be re-anchored. Otherwise as
     :func:`load_for_change` (a file not read, or read only in part and changed, is refused)."""
-    data, _ = read_for_change(ctx, path, unchanged=False)
+    data, _ = read_for_change(ctx, path, writable=writable, unchanged=False)
     current = Loaded(path, data, decode_bytes(data, path=str(path)))
     record = ctx.files.last_read(path)
     snapshot = ctx.files.snapshot(path)
