@@ -192,8 +192,32 @@ def carry_eols(old_raw: str, new: str, default: str) -> str:
     return "".join(line + eol for line, eol in zip(new_lines, [*chosen, ""], strict=True))
 
 
+#: PEP 263's coding declaration, which Emacs (``-*- coding: X -*-``) and Vim
+#: (``vim: set fileencoding=X``) modelines also satisfy: a comment in the first two lines.
+_CODING_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-_.a-zA-Z0-9]+)")
+
+
+def declared_encoding(data: bytes) -> str | None:
+    """The encoding a coding cookie in the first two lines declares, when Python knows it and
+    the data decodes in it (a wrong declaration falls back to guessing)."""
+    for line in data.split(b"\n", 2)[:2]:
+        match = _CODING_COOKIE.match(line)
+        if match is None:
+            if line.strip() and not line.lstrip().startswith(b"#"):
+                return None  # PEP 263: the cookie is on line 1, or line 2 after a comment line
+            continue
+        try:
+            name = codecs.lookup(match.group(1).decode("ascii")).name
+            data.decode(name)
+        except (LookupError, UnicodeDecodeError):
+            return None
+        return name
+    return None
+
+
 def decode_bytes(data: bytes, *, path: str = "file") -> TextFile:
-    """Decode ``data``: BOM, else binary sniff, else UTF-8, else charset-normalizer.
+    """Decode ``data``: BOM, else binary sniff, else a coding cookie (PEP 263), else UTF-8, else
+    charset-normalizer.
 
     Raises :class:`BinaryFileError` or :class:`UndecodableFileError`; never substitutes U+FFFD.
     """
@@ -202,7 +226,7 @@ def decode_bytes(data: bytes, *, path: str = "file") -> TextFile:
     if encoding is None:
         if looks_binary(body):
             raise BinaryFileError(f"File appears to be binary: {path}. Use the appropriate tool for this file type.")
-        encoding = _guess_encoding(body, path)
+        encoding = declared_encoding(body) or _guess_encoding(body, path)
     try:
         raw = body.decode(encoding)
     except UnicodeDecodeError as exc:

@@ -20,36 +20,68 @@ _BLOCKS = ("module", "block")
 
 
 def python_layout_issues(root: Node, source: bytes, start: int, end: int, limit: int) -> list[SyntaxIssue]:
-    """Indentation errors in blocks overlapping ``source[start:end]`` (at most ``limit``)."""
+    """Indentation errors in blocks overlapping ``source[start:end]`` (at most ``limit``).
+
+    Only the statements overlapping the range are compared with their block's first statement,
+    so a change in a 10k-line module costs what the change touches, not the module."""
     found: list[SyntaxIssue] = []
     stack = [root]
     while stack and len(found) < limit:
         node = stack.pop()
+        children = _overlapping(node, start, end)
         if node.type in _BLOCKS:
-            found.extend(_block_issues(node, source))
-        for child in reversed(node.named_children):
-            if child.end_byte >= start and child.start_byte <= end:
-                stack.append(child)
+            found.extend(_block_issues(node, children, source))
+        stack.extend(reversed(children))
     found.sort(key=lambda issue: (issue.line, issue.column))
     return found[:limit]
 
 
-def _block_issues(block: Node, source: bytes) -> list[SyntaxIssue]:
-    statements = [c for c in block.named_children if c.type != "comment"]
-    if not statements:
+def _overlapping(node: Node, start: int, end: int) -> list[Node]:
+    """The named children of ``node`` that overlap or touch ``[start, end]``, and the one after
+    them (a change can leave the statement after it misplaced). A cursor walks them: the Node
+    sibling and child-for-byte calls are slower, and the latter crashes the process on some
+    nodes (py-tree-sitter 0.26.1)."""
+    cursor = node.walk()
+    if cursor.goto_first_child_for_byte(max(0, start - 1)) is None:
+        return []
+    out: list[Node] = []
+    while True:
+        child = cursor.node
+        if child is not None and child.is_named:
+            if child.start_byte > end:
+                if child.type != "comment":
+                    out.append(child)
+                    break
+            else:
+                out.append(child)
+        if not cursor.goto_next_sibling():
+            break
+    return out
+
+
+def _first_statement(block: Node) -> Node | None:
+    child = block.named_child(0) if block.named_child_count else None
+    while child is not None and child.type == "comment":
+        child = child.next_named_sibling
+    return child
+
+
+def _block_issues(block: Node, children: list[Node], source: bytes) -> list[SyntaxIssue]:
+    first = _first_statement(block)
+    if first is None:
         if block.type == "module":
             return []
         header = block.parent.start_point[0] + 1 if block.parent is not None else block.start_point[0] + 1
         return [SyntaxIssue(header + 1, 1, f"expected an indented block after line {header}")]
-    expected = 0 if block.type == "module" else None
+    expected = 0 if block.type == "module" else _line_start_column(first, source)
     issues = []
-    for statement in statements:
-        column = _line_start_column(statement, source)
-        if column is None:
+    for statement in children:
+        if statement.type == "comment":
             continue
-        if expected is None:
-            expected = column
-        elif column != expected:
+        column = _line_start_column(statement, source)
+        if column is None or expected is None:
+            continue
+        if column != expected:
             what = "unexpected indent" if column > expected else "unindent does not match the block's indentation"
             issues.append(SyntaxIssue(statement.start_point[0] + 1, column + 1, what))
     return issues

@@ -165,12 +165,21 @@ def changed_range(old: bytes, new: bytes) -> tuple[int, int, int]:
     return start, len(old) - suffix, len(new) - suffix
 
 
+#: Bytes compared per step when looking for the first difference (then bisected).
+_SCAN_CHUNK = 8192
+
+
 def _common_prefix(a: bytes, b: bytes) -> int:
-    """Length of the common prefix, by bisection on slice comparisons (memcmp speed)."""
-    lo, hi = 0, min(len(a), len(b))
+    """Length of the common prefix: equal chunks skipped at memcmp speed, then the differing
+    chunk bisected (slices of bounded size: no whole-file copies)."""
+    limit = min(len(a), len(b))
+    offset = 0
+    while offset < limit and a[offset : offset + _SCAN_CHUNK] == b[offset : offset + _SCAN_CHUNK]:
+        offset += _SCAN_CHUNK
+    lo, hi = offset, min(limit, offset + _SCAN_CHUNK)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
+        if a[offset:mid] == b[offset:mid]:
             lo = mid
         else:
             hi = mid - 1
@@ -178,10 +187,18 @@ def _common_prefix(a: bytes, b: bytes) -> int:
 
 
 def _common_suffix(a: bytes, b: bytes, limit: int) -> int:
-    lo, hi = 0, limit
+    """Length of the common suffix, at most ``limit`` (the same way as the prefix)."""
+    size_a, size_b = len(a), len(b)
+    done = 0
+    while done < limit:
+        step = min(_SCAN_CHUNK, limit - done)
+        if a[size_a - done - step : size_a - done] != b[size_b - done - step : size_b - done]:
+            break
+        done += step
+    lo, hi = done, min(limit, done + _SCAN_CHUNK)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if a[len(a) - mid :] == b[len(b) - mid :]:
+        if a[size_a - mid : size_a - done] == b[size_b - mid : size_b - done]:
             lo = mid
         else:
             hi = mid - 1

@@ -146,13 +146,15 @@ def apply_edits(
     path: str,
     cancel: Callable[[], None] | None = None,
     reindent: bool = False,
+    at_indent_only: bool = False,
 ) -> EditOutcome:
     """Apply ``edits`` in order to the evolving text; raise on the first that cannot apply.
 
     Each edit is spliced into the raw text, so line endings outside the spans never change.
     ``reindent``: each multi-line replacement's continuation lines get the indentation of the
     line its match starts on (the syntax gate's retry for a new_string written as if at column
-    0); ``EditOutcome.inserted_indents`` then lists where, in the final LF text.
+    0); ``EditOutcome.inserted_indents`` then lists where, in the final LF text. With
+    ``at_indent_only``, only matches preceded by nothing but indentation on their line are.
     """
     tiers: list[str] = []
     inserted: list[int] = []
@@ -170,7 +172,7 @@ def apply_edits(
         first_changed = line if first_changed is None else min(first_changed, line)
         spans = [(r.start, r.end, r.text) for r in plan.replacements if r.text is not None]
         if reindent:
-            spans, inserted = _reindented(file.text, spans, inserted)
+            spans, inserted = _reindented(file.text, spans, inserted, at_indent_only)
         file = dataclasses.replace(file, raw=file.splice(spans, cancel))
         tiers.append(plan.tier)
         replaced += len(plan.replacements)
@@ -178,7 +180,7 @@ def apply_edits(
 
 
 def _reindented(
-    text: str, spans: list[tuple[int, int, str]], inserted: list[int]
+    text: str, spans: list[tuple[int, int, str]], inserted: list[int], at_indent_only: bool
 ) -> tuple[list[tuple[int, int, str]], list[int]]:
     """Re-indent each span's continuation lines; carry earlier insertion offsets through the
     spans (an offset inside a replaced span is gone with it)."""
@@ -187,7 +189,10 @@ def _reindented(
     fresh: list[int] = []
     shift = 0
     for start, end, new in sorted(spans):
-        reindented, offsets = reindent_continuations(new, line_indentation(text, start))
+        indent = line_indentation(text, start)
+        if at_indent_only and text[text.rfind("\n", 0, start) + 1 : start] != indent:
+            indent = ""  # the match starts after code on its line: leave it literal
+        reindented, offsets = reindent_continuations(new, indent)
         fresh += [start + shift + o for o in offsets]
         delta = len(reindented) - (end - start)
         deltas.append((start, end, delta))

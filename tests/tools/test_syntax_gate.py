@@ -29,7 +29,7 @@ def test_mid_line_multi_line_replacement_is_reindented_and_said(workspace: Path,
                      "new_string": "# round\nreturn int(round(a / b))"})  # fmt: skip
     assert not r.is_error, r.content
     assert f.read_text() == MARSHMALLOW.replace("return int(a / b)", "# round\n        return int(round(a / b))")
-    assert "re-indented" in r.content
+    assert "given the line's indentation" in r.content and r.metadata["reindented"] is True
     compile(f.read_text(), "calc.py", "exec")
 
 
@@ -205,3 +205,22 @@ def test_edit_whose_region_changed_outside_is_refused(workspace: Path, run: Runn
         )
         assert r.is_error and "modified since it was last read" in r.content, (outside, r.content)
         assert f.read_text() == outside
+
+
+def test_patch_after_unrelated_outside_change_applies(workspace: Path, run: Runner) -> None:
+    f = workspace / "fmt.py"
+    f.write_text(FORMATTED)
+    read_then(run, "fmt.py")
+    outside = FORMATTED.replace("import os\n", "import os\nimport sys\n")
+    f.write_text(outside)
+    patch = "*** Begin Patch\n*** Update File: fmt.py\n@@ def b():\n-    return 2\n+    return 3\n*** End Patch"
+    r = run("patch", {"patch_text": patch})
+    assert not r.is_error, r.content
+    assert f.read_text() == outside.replace("return 2", "return 3")
+    assert r.metadata["files"][0]["reanchored"] is True and "had changed since you read it" in r.content
+    changed = f.read_text().replace("    return 1", "    return 1  # pinned")  # the target line changes outside
+    f.write_text(changed)
+    patch = "*** Begin Patch\n*** Update File: fmt.py\n@@ def a():\n-    return 1\n+    return 0\n*** End Patch"
+    r = run("patch", {"patch_text": patch})
+    assert r.is_error and "modified since it was last read" in r.content
+    assert f.read_text() == changed

@@ -25,7 +25,7 @@ from ...errors import ToolCancelled, ToolError
 from ...file_tracker import content_digest
 from ...fsutil.commit import Change, commit, modifiable_error
 from ...fsutil.paths import not_found_error, os_error_message
-from ...fsutil.textio import TextFile, decode_bytes, new_text_file
+from ...fsutil.textio import TextFile, decode_bytes, new_text_file, normalize_eol
 from ...syntax import Verdict, inside_literal, judge, parse, would_be_lines
 from ...textmatch import EditError, EditOutcome, EditRequest, apply_edits
 from ...textmatch.rebase import commutes
@@ -72,11 +72,11 @@ def load_for_change(ctx: ToolContext, path: Path) -> Loaded:
     return Loaded(path, data, decode_bytes(data, path=str(path)))
 
 
-def load_for_edit(ctx: ToolContext, path: Path) -> tuple[Loaded, Loaded | None]:
+def load_for_edit(ctx: ToolContext, path: Path, *, writable: bool = True) -> tuple[Loaded, Loaded | None]:
     """The file now, and — when it changed since this session read it whole — the content as
     read (the base the model planned on), so the edit can be re-anchored. Otherwise as
     :func:`load_for_change` (a file not read, or read only in part and changed, is refused)."""
-    data, _ = read_for_change(ctx, path, unchanged=False)
+    data, _ = read_for_change(ctx, path, writable=writable, unchanged=False)
     current = Loaded(path, data, decode_bytes(data, path=str(path)))
     record = ctx.files.last_read(path)
     snapshot = ctx.files.snapshot(path)
@@ -309,6 +309,8 @@ async def edit_file(ctx: ToolContext, tool: str, file_path: str, edits: list[Edi
         metadata = diff_metadata(old.text.text, outcome.file.text, display, cancel=check)
         if base is not None:
             metadata["reanchored"] = True
+        if note == REINDENTED_NOTE:
+            metadata["reindented"] = True
         return change, outcome, changed + note, metadata
 
     async with ctx.locks.hold([target]):
@@ -343,20 +345,36 @@ def _gate_edit(
     at column 0). If giving its continuation lines the matched line's indentation makes the file
     parse — and puts no indentation inside a string literal — that is applied and said."""
     verdict = syntax_verdict(ctx, path, old.text.text, outcome.file.text)
-    if verdict is None or verdict.kind != "breaks":
-        return outcome, syntax_warning(verdict)
-    retry = apply_edits(old.text, edits, path=str(path), cancel=check, reindent=True)
-    if retry.inserted_indents and retry.file.text != outcome.file.text:
-        again = syntax_verdict(ctx, path, old.text.text, retry.file.text)
-        parsed = retry.file.text
-        if again is None and not _indents_in_literals(ctx, path, parsed, retry.inserted_indents):
-            return retry, (
-                " Note: new_string's continuation lines were re-indented to the indentation of the line "
-                "its match starts on: applied literally, the file would not parse. Check the diff."
-            )
+    if ctx.config.syntax_gate == "off":
+        return outcome, ""
+    breaks = verdict is not None and verdict.kind == "breaks"
+    if breaks or _written_from_match_column(edits):
+        retry = apply_edits(old.text, edits, path=str(path), cancel=check, reindent=True, at_indent_only=not breaks)
+        if (
+            retry.inserted_indents
+            and retry.file.text != outcome.file.text
+            and syntax_verdict(ctx, path, old.text.text, retry.file.text) is None
+            and not _indents_in_literals(ctx, path, retry.file.text, retry.inserted_indents)
+        ):
+            return retry, REINDENTED_NOTE
     if gate_refuses(ctx, verdict):
+        assert verdict is not None
         raise syntax_refusal(verdict, ctx.display(path), outcome.file.text, tool)
     return outcome, syntax_warning(verdict)
+
+
+#: Said when new_string's continuation lines were given the matched line's indentation.
+REINDENTED_NOTE = (
+    " Note: old_string started after its line's indentation and new_string's further lines were written "
+    "from that column, so they were given the line's indentation (applied literally, they would have "
+    "left the block). Check the diff."
+)
+
+
+def _written_from_match_column(edits: list[EditRequest]) -> bool:
+    """A one-line old_string replaced by several lines: the model may have written the new lines
+    relative to where old_string starts (the marshmallow case)."""
+    return any("\n" not in normalize_eol(e.old_string) and "\n" in normalize_eol(e.new_string) for e in edits)
 
 
 def _indents_in_literals(ctx: ToolContext, path: Path, text: str, offsets: list[int]) -> bool:

@@ -14,8 +14,9 @@ from ...diff.patch import BEGIN, FUZZ_THRESHOLD, FileOp, apply_chunks, parse_pat
 from ...diff.unified import looks_unified, parse_unified
 from ...errors import ToolError
 from ...fsutil.commit import Change, modifiable_error
-from ...fsutil.textio import TextFile, decode_bytes, new_text_file
-from .file import commit_changes, gate_change, guard_notebooks, read_for_change
+from ...fsutil.textio import TextFile, new_text_file, normalize_eol
+from ...textmatch.rebase import commutes
+from .file import Loaded, commit_changes, gate_change, guard_notebooks, load_for_edit
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 
@@ -78,6 +79,8 @@ class _Planned:
     changes: list[Change]
     #: The syntax gate's warning for this file ("" when it has none).
     warning: str = ""
+    #: The file had changed since the read; the chunks were re-anchored on its current content.
+    reanchored: bool = False
 
 
 class PatchTool(Tool):
@@ -119,6 +122,9 @@ class PatchTool(Tool):
         for meta in files_meta:
             fuzz = max(meta["fuzz"], default=0)
             note = f" (fuzz {fuzz}: context matched with {meta['passes']}; check the result)" if fuzz else ""
+            if meta.get("reanchored"):
+                note += " (the file had changed since you read it; the changed lines were untouched, so the patch "
+                note += "applied to its current content)"
             text += f"\n  {meta['operation']}: {meta['path']}{note}"
         for plan in planned:
             if plan.warning:
@@ -153,19 +159,30 @@ class PatchTool(Tool):
             return _Planned(op, path, path, None, new, [], [], [Change("write", target, new.encode())])
         # Delete and Move act on the entry itself: a symlink is removed or renamed, not its target.
         entry = ctx.check_writable(path, follow=op.kind == "update" and op.move_to is None)
-        data, st = read_for_change(ctx, path, writable=False)
-        old = decode_bytes(data, path=str(path))
+        current, base = load_for_edit(ctx, path, writable=False)
+        data, old = current.data, current.text
+        st = os.stat(path)
+        if base is not None and (op.kind == "delete" or op.move_to is not None):
+            ctx.files.check_unchanged(path, data)  # only content changes re-anchor: this refuses
         if op.kind == "delete":
             return _Planned(op, path, path, old, None, [], [], [Change("delete", entry, expect=data)])
-        replacements, applied = apply_chunks(old.text, op.chunks, str(path))
+        try:
+            replacements, applied = apply_chunks(old.text, op.chunks, str(path))
+        except ToolError:
+            if base is not None:  # the context is gone: the change since the read is why
+                ctx.files.check_unchanged(path, data)
+            raise
         new = TextFile(raw=old.splice(replacements), encoding=old.encoding, bom=old.bom, eol=old.eol)
+        if base is not None:
+            _check_reanchored(ctx, op, path, base, current, new)
         passes = sorted({a.pass_name for a in applied if a.fuzz})
         fuzz = [a.fuzz for a in applied]
         new_data = new.encode()
         if new_data != data and (error := modifiable_error(path, st)) is not None:
             raise error
         if op.move_to is None:
-            return _Planned(op, path, path, old, new, fuzz, passes, [Change("write", entry, new_data, data)])
+            changes = [Change("write", entry, new_data, data)]
+            return _Planned(op, path, path, old, new, fuzz, passes, changes, reanchored=base is not None)
         target = ctx.resolve(op.move_to)
         destination = ctx.check_writable(target, follow=False)
         if os.path.lexists(target):
@@ -191,10 +208,25 @@ class PatchTool(Tool):
             }
             if plan.target != plan.path:
                 entry["moved_from"] = ctx.display(plan.path)
+            if plan.reanchored:
+                entry["reanchored"] = True
             old_text, new_text = plan.old.text if plan.old else "", plan.new.text if plan.new else ""
             entry.update(diff_metadata(old_text, new_text, display, cancel=check))
             meta.append(entry)
         return meta
+
+
+def _check_reanchored(ctx: ToolContext, op: FileOp, path: Path, base: Loaded, current: Loaded, new: TextFile) -> None:
+    """A file changed since the read takes the chunks only if, planned on the content as read,
+    they change the same lines the same way and the outside change left those lines alone."""
+    try:
+        planned, _ = apply_chunks(base.text.text, op.chunks, str(path))
+        planned_text = base.text.splice(planned)
+    except (ToolError, ValueError):
+        planned_text = None
+    if planned_text is None or not commutes(base.text.text, normalize_eol(planned_text), current.text.text, new.text):
+        ctx.files.check_unchanged(path, current.data)
+        raise ToolError(f"File {path} has been modified since it was last read. Read it again before editing.")
 
 
 def _parse(text: str, ctx: ToolContext) -> list[FileOp]:
