@@ -163,7 +163,23 @@ def end_host(paths: HostPaths) -> bool:
         _stop_process(owner, END_TIMEOUT_S if conn is None else END_GRACE_S)
     with contextlib.suppress(FileNotFoundError):
         paths.socket.unlink()
+    if owner is not None:
+        _reap_if_ours(owner[0])
     return conn is not None or alive
+
+
+def _reap_if_ours(pid: int) -> None:
+    """Collect the host's exit status when it became our child: a process that is a child
+    subreaper (proc.py) adopts the detached host once the CLI that started it exits."""
+    deadline = time.monotonic() + END_GRACE_S
+    while True:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return  # not our child: its own parent (or init) reaps it
+        if done or time.monotonic() >= deadline:
+            return
+        time.sleep(0.01)
 
 
 def running_hosts(under: Path) -> list[HostPaths]:

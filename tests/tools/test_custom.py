@@ -46,7 +46,7 @@ def test_the_example_is_listed_described_and_runs() -> None:
         cwd=ROOT, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert listed.returncode == 0, listed.stderr
-    assert "greet      Greets the people named in args." in listed.stdout.splitlines()
+    assert f"{'greet':<12} Greets the people named in args." in listed.stdout.splitlines()
     schema = subprocess.run(
         [sys.executable, "-m", "cmd.tools", "--cwd", str(EXAMPLE), "--schema"],
         cwd=ROOT, capture_output=True, text=True, timeout=60,
