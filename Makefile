@@ -74,6 +74,7 @@ bench: $(STAMP)
 	$(PY) bench/capped_searches.py
 	$(PY) bench/edit_scale.py
 	$(PY) bench/edit_fidelity.py
+	$(PY) bench/structure.py
 	$(PY) bench/bash.py
 	$(PY) bench/lsp.py
 	$(PY) bench/mcp_server.py

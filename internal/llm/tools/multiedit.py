@@ -22,6 +22,8 @@ when you need to make multiple changes to the same file.
   from 1) and why, with the same help as edit (the closest region of the file).
 - To create a new file, use an empty `old_string` and the full file contents as `new_string` in
   the first edit; later edits then apply to that content.
+- The syntax gate judges the final result only: changes that are valid only together (a block
+  opened in one edit and closed in another) pass here, where separate edit calls are refused.
 - One diff and one write for the whole call; encoding, BOM and line endings are preserved. The
   result includes the errors language servers report after the change (this file and up to 5
   others that gained errors). For changes that span several files, prefer patch.

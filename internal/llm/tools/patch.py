@@ -55,7 +55,10 @@ Format:
 - Files to update, delete or move must have been read with view and unchanged since. Add File
   refuses to overwrite an existing file (use Update for that). Delete and Move act on a symlink
   itself, not on its target.
-- Every file is checked before anything is written; if any part fails, no file changes.
+- Every file is checked before anything is written; if any part fails, no file changes. That
+  includes the syntax gate: a file that parsed cleanly and would not after the patch is refused.
+- A file changed since you read it still takes its chunks when their lines were left untouched
+  (the result says so); otherwise it is refused.
 """
 
 
