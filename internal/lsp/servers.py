@@ -132,6 +132,21 @@ def servers_for(path: Path, raw_user: dict[str, dict[str, Any]]) -> list[ServerC
     return out
 
 
+def missing_servers(path: Path, raw_user: dict[str, dict[str, Any]]) -> list[ServerConfig]:
+    """Servers the user configured (in ``raw_user``) for ``path``'s extension whose command is not
+    installed: named in results, never ignored silently. Defaults that are absent are not news."""
+    suffix = path.suffix.lower()
+    return [
+        config
+        for config in configured_servers(raw_user)
+        if config.name in raw_user
+        and "command" in raw_user[config.name]
+        and suffix in config.extensions
+        and config.command
+        and not find_executable(config.command[0])
+    ]
+
+
 def language_id(config: ServerConfig, path: Path) -> str:
     return LANGUAGE_IDS.get(path.suffix.lower(), config.language_id)
 
