@@ -201,7 +201,7 @@ class LspManager:
         notes: list[str] = self.missing_for(path)
         wanted: list[tuple[ServerConfig, Path]] = []
         for config in self.servers_for(path):
-            root = find_root(path, self.workspace, config.root_markers)
+            root = find_root(path, self.workspace, config.root_markers, config.root_tiers)
             unavailable = self._unavailable(_key(config.name, root))
             if unavailable is not None:
                 notes.append(unavailable)
@@ -298,13 +298,19 @@ class LspManager:
         diags, status = await client.wait_for_diagnostics(uri, quiet_s=QUIET_S, cap_s=cap_s)
         if status == "none":
             self._awaiting.add(awaiting)
-        elif status == "confirmed":
+            return diags, status
+        if status == "confirmed":
             self._mark_healthy(_key(config.name, client.root))
+            if awaiting in self._awaiting:  # the answer an earlier call gave up on
+                self._awaiting.discard(awaiting)
+                return diags, "late"
         return diags, status
 
     def _all_running(self, path: Path) -> bool:
         for config in self.servers_for(path):
-            client = self.clients.get((config.name, find_root(path, self.workspace, config.root_markers)))
+            client = self.clients.get(
+                (config.name, find_root(path, self.workspace, config.root_markers, config.root_tiers))
+            )
             if client is None or not client.alive:
                 return False
         return True
