@@ -34,6 +34,8 @@ document_symbol or workspace_symbol.
 - diagnostics lists all severities for the file (errors, warnings, info, hints), at most 20 per file.
 - Edits made with edit, multiedit, write and patch already report new errors; use this tool to look
   deeper (warnings, navigation).
+- "unconfirmed" never means clean: the server is still analysing. Ask again with this tool (it waits
+  longer) before relying on the file being error-free.
 """
 
 
