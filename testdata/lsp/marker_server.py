@@ -18,6 +18,7 @@ Environment switches, to play the real servers' quirks:
                          a file that had no diagnostics still has none
   NO_NAV=1               like ruff: diagnostics only, no navigation
   ENCODING=utf-16        columns in UTF-16 code units (pygls otherwise takes the client's UTF-32)
+  HOVER_DELAY_MS=n       hover answers after n ms (a cancelled hover never answers)
 """
 
 from __future__ import annotations
@@ -161,7 +162,8 @@ def references(params: types.ReferenceParams) -> list[types.Location]:
 
 
 @(lambda f: f) if NO_NAV else server.feature(types.TEXT_DOCUMENT_HOVER)
-def hover(params: types.HoverParams) -> types.Hover:
+async def hover(params: types.HoverParams) -> types.Hover:
+    await asyncio.sleep(int(os.environ.get("HOVER_DELAY_MS", "0")) / 1000)
     word = _word_at(params.text_document.uri, params.position)
     return types.Hover(types.MarkupContent(types.MarkupKind.PlainText, f"word: {word}"))
 

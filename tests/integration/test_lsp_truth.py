@@ -179,3 +179,24 @@ def test_a_vue_shaped_monorepo_has_one_root_and_no_false_errors(cold_ts: Path, m
         assert "Error: packages/p2/src/index.ts:4:17" in broken.content, broken.content
     finally:
         d.close()
+
+
+def test_a_navigation_request_that_runs_out_is_cancelled_and_the_server_kept(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolsmith.lsp import client as lsp_client
+
+    monkeypatch.setattr(lsp_client, "REQUEST_TIMEOUT_S", 0.5)  # the hover takes 60 s: it runs out
+    d = Driver(workspace, Config(lsp_servers={"marker": marker(HOVER_DELAY_MS="60000")}))
+    try:
+        (workspace / "n.mark").write_text("def greet():\n    pass\n\ngreet()\n")
+        slow = d.run("lsp", {"file_path": "n.mark", "operation": "hover", "line": 4, "character": 2})
+        assert slow.is_error and "the request was cancelled; the server is still running" in slow.content
+        (client,) = _manager(d).clients.values()
+        assert client.alive and _manager(d).health == {}
+        waiting = [key for key in client._client.protocol._request_futures if str(key).startswith("toolsmith-")]
+        assert waiting == []  # nothing left waiting for the cancelled answer
+        found = d.run("lsp", {"file_path": "n.mark", "operation": "definition", "line": 4, "character": 2})
+        assert found.content == "n.mark:1:5: def greet():"
+    finally:
+        d.close()
