@@ -246,7 +246,7 @@ class LspManager:
             self._starts[key] = task
         done, _ = await asyncio.wait({task}, timeout=max(budget, 0.01))
         if not done:
-            return None, f"{config.name} is still starting (its diagnostics come with a later result)"
+            return None, f"unconfirmed: {config.name} is still starting (its diagnostics come with a later result)"
         return task.result()
 
     async def _start(self, config: ServerConfig, root: Path) -> tuple[LspClient | None, str | None]:

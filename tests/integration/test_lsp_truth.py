@@ -200,3 +200,42 @@ def test_a_navigation_request_that_runs_out_is_cancelled_and_the_server_kept(
         assert found.content == "n.mark:1:5: def greet():"
     finally:
         d.close()
+
+
+@pytest.fixture
+def busy_cpus() -> Iterator[None]:
+    """Every CPU kept busy by a spinning process for the test's duration (killed after)."""
+    import os
+    import subprocess
+    import sys
+
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
+    try:
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait(10)
+
+
+def test_basedpyright_with_the_cpus_busy_is_truthful_and_never_killed(workspace: Path, busy_cpus: None) -> None:
+    """The real caps, the CPUs busy: each result has the error or says unconfirmed; the server is
+    slow, not hung, so it keeps running and is never marked unavailable."""
+    (workspace / "pyproject.toml").write_text("[project]\nname = 'demo'\nversion = '0'\n")
+    (workspace / "calc.py").write_text("def total(xs: list[int]) -> int:\n    return sum(xs)\n")
+    d = Driver(workspace, Config(lsp_servers={"pylsp": {"disabled": True}, "pyright": {"disabled": True},
+                                              "ruff": {"disabled": True}}))  # fmt: skip
+    try:
+        d.run("view", {"file_path": "calc.py"})
+        for i in range(3):
+            old = "return sum(xs)" if i % 2 == 0 else "return sum(xs) + 'x'"
+            new = "return sum(xs) + 'x'" if i % 2 == 0 else "return sum(xs)"
+            r = d.run("edit", {"file_path": "calc.py", "old_string": old, "new_string": new})
+            if i % 2 == 0:
+                assert "Error: calc.py:2:" in r.content or "unconfirmed: basedpyright" in r.content, r.content
+            assert "unavailable" not in r.content, r.content
+        assert _manager(d).health == {}
+        (client,) = _manager(d).clients.values()
+        assert client.alive
+    finally:
+        d.close()
