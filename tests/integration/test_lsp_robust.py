@@ -197,7 +197,7 @@ def test_a_hung_server_costs_one_bounded_start_then_nothing(workspace: Path, tmp
     first, first_s = _cli(workspace, "edit", '{"file_path": "a.hang", "old_string": "one", "new_string": "two"}',
                           state=state)  # fmt: skip
     assert first.returncode == 0, first.stdout + first.stderr
-    assert "(Diagnostics unavailable: hang is still starting" in first.stdout
+    assert "(Diagnostics: unconfirmed: hang is still starting" in first.stdout
     assert first_s <= 12
     later, later_s = _cli(workspace, "edit", '{"file_path": "a.hang", "old_string": "two", "new_string": "three"}',
                           state=state)  # fmt: skip
