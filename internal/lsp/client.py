@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import os
 import signal
@@ -37,12 +38,23 @@ T = TypeVar("T")
 #: initialize may take a while on a cold server (basedpyright starts node). Callers on a tool's
 #: path pass their own, smaller budget.
 INIT_TIMEOUT_S = 30.0
-#: Any other request.
+#: Any other request. A navigation request that runs out is cancelled ($/cancelRequest), never a
+#: reason to kill the server: a cold server indexing a large project answers later.
 REQUEST_TIMEOUT_S = 10.0
+#: The liveness probe: a request no server implements, so any server that reads its input
+#: answers at once ("method not found"). A reply, or any other message, means alive.
+PROBE_METHOD = "toolsmith/ping"
+#: tsserver's own diagnostics, asked through typescript-language-server's documented
+#: ``typescript.tsserverRequest`` command: tsserver answers in order after the change, so the
+#: answer is for the version just sent (its publishes carry no version and it says nothing when a
+#: clean file stays clean).
+TSSERVER_COMMAND = "typescript.tsserverRequest"
+TSSERVER_DIAGNOSTICS = ("syntacticDiagnosticsSync", "semanticDiagnosticsSync")
+TSSERVER_SEVERITY = {"error": 1, "warning": 2, "suggestion": 4, "message": 3}
 #: A server that answered before gets this long for shutdown, then this long to exit.
 SHUTDOWN_TIMEOUT_S = 1.0
-#: A server known to stay silent when a clean file stays clean: this much quiet after a change
-#: means "still clean" (its diagnostics for a change arrive in ~0.4 s when there are any).
+#: A server known to stay silent when a clean file stays clean, with no way to confirm: after this
+#: much quiet the wait ends early, reported as "no errors reported, unconfirmed" (never "clean").
 CLEAN_QUIET_S = 1.0
 
 _FEATURES = {
@@ -56,6 +68,22 @@ _FEATURES = {
 
 class LspError(Exception):
     pass
+
+
+_IDS = itertools.count(1)
+_METHODS = {
+    "text_document_definition": "textDocument/definition",
+    "text_document_references": "textDocument/references",
+    "text_document_hover": "textDocument/hover",
+    "text_document_document_symbol": "textDocument/documentSymbol",
+    "workspace_symbol": "workspace/symbol",
+}
+
+
+def _uri_path(uri: str) -> str:
+    from urllib.parse import unquote, urlsplit
+
+    return unquote(urlsplit(uri).path)
 
 
 def _route_pygls_logging() -> None:
@@ -88,6 +116,25 @@ def _converter() -> Any:
 
     converter.register_structure_hook(types.ServerCapabilities, structure)
     return converter
+
+
+class _StampedReader:
+    """The server's stdout, noting when anything at all last arrived (liveness, not content)."""
+
+    def __init__(self, reader: asyncio.StreamReader, client: LspClient) -> None:
+        self._reader = reader
+        self._client = client
+
+    async def readline(self) -> bytes:
+        data = await self._reader.readline()
+        if data:
+            self._client.last_message = time.monotonic()
+        return data
+
+    async def readexactly(self, n: int) -> bytes:
+        data = await self._reader.readexactly(n)
+        self._client.last_message = time.monotonic()
+        return data
 
 
 @dataclass
@@ -131,8 +178,13 @@ class LspClient:
         self.encoding = "utf-16"
         #: Observed (or known) to stay silent when a file's empty diagnostics do not change.
         self.silent_when_clean = not config.republishes_unchanged
-        #: Diagnostics waits in a row that got nothing (a hung or stopped server).
-        self.missed_waits = 0
+        #: When anything (a reply, a notification, even garbage) last came from the server.
+        self.last_message = 0.0
+        #: When the outstanding liveness probe was sent (None: none outstanding).
+        self.probe_sent: float | None = None
+        #: When each document was last sent (a publish older than that is for an older text).
+        self.synced_at: dict[str, float] = {}
+        self.started_at = time.monotonic()
         self._changed = asyncio.Condition()
         self._process: asyncio.subprocess.Process | None = None
         self._client: Any = None
@@ -194,7 +246,10 @@ class LspClient:
         client._async_tasks.append(
             asyncio.ensure_future(
                 run_async(
-                    stop_event=client._stop_event, reader=self._process.stdout, protocol=client.protocol, logger=log
+                    stop_event=client._stop_event,
+                    reader=_StampedReader(self._process.stdout, self),
+                    protocol=client.protocol,
+                    logger=log,
                 )
             )
         )
@@ -331,6 +386,7 @@ class LspClient:
     async def _request(self, awaitable: Awaitable[T], timeout: float = REQUEST_TIMEOUT_S, what: str = "") -> T:
         """Await a reply, but never longer than ``timeout`` and never after the server died."""
         work = asyncio.ensure_future(awaitable)
+        work.add_done_callback(lambda f: f.cancelled() or f.exception())  # a late failure is not news
         died = asyncio.ensure_future(self._exited.wait())
         try:
             done, _ = await asyncio.wait({work, died}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
@@ -358,11 +414,13 @@ class LspClient:
         uri = path.as_uri()
         if uri not in self.versions:
             self.versions[uri] = 1
+            self.synced_at[uri] = time.monotonic()
             self._client.text_document_did_open(
                 types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, language_id, 1, text))
             )
         elif self.texts.get(uri) != text:
             self.versions[uri] += 1
+            self.synced_at[uri] = time.monotonic()
             self._client.text_document_did_change(
                 types.DidChangeTextDocumentParams(
                     types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
@@ -373,55 +431,118 @@ class LspClient:
         self.texts[uri] = text
         return self.versions[uri]
 
-    async def wait_for_diagnostics(
-        self, uri: str, version: int, since: float, *, quiet_s: float, cap_s: float, was_clean: bool = False
-    ) -> tuple[list[Diag], bool]:
-        """Diagnostics for ``uri`` no older than the change at ``since`` (version ``version``).
+    def fresh(self, uri: str) -> Published | None:
+        """The last publish for ``uri`` if it is for the text last sent (else None)."""
+        got = self.published.get(uri)
+        if got is None or got.received < self.synced_at.get(uri, 0.0):
+            return None
+        if got.version is not None and got.version < self.versions.get(uri, 0):
+            return None
+        return got
 
-        Pull servers are asked; push servers are waited for: a publish for this URI that is newer
-        than the change and carries this version is final at once; a version-less one is taken
-        after ``quiet_s`` without another publish (servers may publish in several rounds).
+    async def wait_for_diagnostics(self, uri: str, *, quiet_s: float, cap_s: float) -> tuple[list[Diag], str]:
+        """Diagnostics for the text of ``uri`` last sent, within ``cap_s``.
 
-        A file that was clean (``was_clean``) on a server that stays silent while a file stays
-        clean is reported clean once the server published for another file after the change, or
-        kept quiet for CLEAN_QUIET_S — not after the whole cap. Returns (diagnostics, confirmed);
-        any other wait that runs out is unconfirmed, never "clean".
+        Returns (diagnostics, status): "confirmed" when the server answered for this version (a
+        pull answer, tsserver's own answer, a versioned publish, or a version-less publish after
+        the change followed by ``quiet_s`` of quiet); "quiet" when a server that says nothing for
+        a file that stays clean said nothing for CLEAN_QUIET_S after the file's last publish was
+        empty (likely clean, not confirmed); "none" when nothing came within the cap.
         """
+        since = self.synced_at.get(uri, time.monotonic())
+        deadline = time.monotonic() + cap_s
         if self.supports_pull:
-            pulled = await self._pull(uri)
+            pulled = await self._pull(uri, cap_s)
             if pulled is not None:
-                return pulled, True
-        deadline = since + cap_s
-
-        def fresh() -> Published | None:
-            got = self.published.get(uri)
-            if got is None or got.received < since:
-                return None
-            if got.version is not None and got.version < version:
-                return None
-            return got
+                return pulled, "confirmed"
+        if self.tsserver_confirms:
+            asked = await self._tsserver_diagnostics(uri, cap_s)
+            if asked is not None:
+                return asked, "confirmed"
+        previous = self.published.get(uri)
+        was_clean = previous is not None and previous.received < since and not previous.diagnostics
 
         async with self._changed:
             while True:
-                got = fresh()
+                got = self.fresh(uri)
                 now = time.monotonic()
-                if got is not None and got.version is not None:
-                    return got.diagnostics, True  # versioned: exactly the state we sent
-                if got is not None and now - got.received >= quiet_s:
-                    return got.diagnostics, True
-                if got is None and was_clean and self.silent_when_clean:
-                    other_published = self.last_publish >= since
-                    if other_published or now - since >= CLEAN_QUIET_S:
-                        return [], True
+                if got is not None and (got.version is not None or now - got.received >= quiet_s):
+                    return got.diagnostics, "confirmed"
+                if got is None and was_clean and self.silent_when_clean and now - since >= CLEAN_QUIET_S:
+                    return [], "quiet"
                 if now >= deadline or not self.alive:
-                    if got is None and was_clean and self.alive and not self.stopped:
-                        self.silent_when_clean = True  # observed: learn it for the next change
-                    return (got.diagnostics, True) if got is not None else ([], False)
+                    return (got.diagnostics, "confirmed") if got is not None else ([], "none")
                 wait = deadline - now if got is None else min(deadline - now, quiet_s - (now - got.received))
                 if got is None and was_clean and self.silent_when_clean:
                     wait = min(wait, since + CLEAN_QUIET_S - now)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._changed.wait(), max(wait, 0.001))
+
+    @property
+    def tsserver_confirms(self) -> bool:
+        commands = getattr(getattr(self.capabilities, "execute_command_provider", None), "commands", None) or ()
+        return TSSERVER_COMMAND in commands
+
+    async def _tsserver_diagnostics(self, uri: str, timeout: float) -> list[Diag] | None:
+        """tsserver's syntactic and semantic diagnostics for ``uri`` now (None: no answer in time)."""
+        from lsprotocol import types
+
+        path = _uri_path(uri)
+        deadline = time.monotonic() + timeout
+        out: list[Diag] = []
+        for command in TSSERVER_DIAGNOSTICS:
+            params = types.ExecuteCommandParams(command=TSSERVER_COMMAND, arguments=[command, {"file": path}])
+            try:
+                answer = await self.call("workspace/executeCommand", params, max(deadline - time.monotonic(), 0.01))
+            except LspError as exc:
+                log.info("%s: %s for %s: %s", self.config.name, command, path, exc)
+                return None
+            body = answer.get("body") if isinstance(answer, dict) else None
+            if not isinstance(body, list):
+                return None
+            out += [self._tsserver_diag(item, uri) for item in body if isinstance(item, dict)]
+        return out
+
+    def _tsserver_diag(self, item: dict[str, Any], uri: str) -> Diag:
+        start = item.get("start") or {}
+        line, offset = int(start.get("line", 1)) - 1, int(start.get("offset", 1)) - 1
+        lines = (self.texts.get(uri) or "").split("\n")
+        if 0 <= line < len(lines):
+            offset = to_char(lines[line], offset, "utf-16")  # tsserver counts UTF-16 units
+        code = item.get("code")
+        return Diag(
+            line=line,
+            character=offset,
+            severity=TSSERVER_SEVERITY.get(str(item.get("category")), 1),
+            message=str(item.get("text", "")),
+            source="typescript",
+            code=str(code) if code is not None else None,
+        )
+
+    # --- liveness -----------------------------------------------------------------------------
+
+    def probe(self) -> None:
+        """Send a liveness probe unless one is outstanding; its reply (or any message) is the
+        sign of life :meth:`hung` looks for."""
+        if self._client is None or self.probe_sent is not None or not self.alive:
+            return
+        sent = time.monotonic()
+        self.probe_sent = sent
+        future = self._client.protocol.send_request_async(PROBE_METHOD, None)
+
+        def answered(reply: Any) -> None:
+            if not reply.cancelled():
+                reply.exception()  # "method not found" is the expected answer: retrieved, not logged
+            if self.probe_sent == sent:
+                self.probe_sent = None
+
+        future.add_done_callback(answered)
+
+    def hung(self, after_s: float) -> bool:
+        """Nothing at all from the server for ``after_s`` since a probe was sent: it reads no input
+        and writes no output. A busy server (progress, publishes, the probe's reply) never is."""
+        sent = self.probe_sent
+        return sent is not None and self.last_message < sent and time.monotonic() - sent >= after_s
 
     def may_report_elsewhere(self, touched: set[str]) -> bool:
         """Whether a change to ``touched`` can move diagnostics this server shows for other files:
@@ -429,6 +550,16 @@ class LspClient:
         if self.config.per_file:
             return False
         return any(uri not in touched for uri in (*self.texts, *self.published))
+
+    async def first_publish(self, uri: str, until: float) -> None:
+        """Wait until the server published for ``uri`` at all (or ``until`` passes)."""
+        async with self._changed:
+            while self.alive and uri not in self.published:
+                left = until - time.monotonic()
+                if left <= 0:
+                    return
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), left)
 
     async def settle(self, quiet_s: float, until: float) -> None:
         """Wait until no document has been published for ``quiet_s`` (or ``until`` passes).
@@ -445,14 +576,14 @@ class LspClient:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._changed.wait(), min(quiet_s - quiet_for, until - now))
 
-    async def _pull(self, uri: str) -> list[Diag] | None:
+    async def _pull(self, uri: str, timeout: float) -> list[Diag] | None:
         from lsprotocol import types
 
         try:
-            report = await self._request(
-                self._client.text_document_diagnostic_async(
-                    types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri))
-                )
+            report = await self.call(
+                types.TEXT_DOCUMENT_DIAGNOSTIC,
+                types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri)),
+                timeout,
             )
         except LspError:
             return None
@@ -466,8 +597,23 @@ class LspClient:
     # --- navigation -----------------------------------------------------------------------------
 
     async def request(self, name: str, params: Any) -> Any:
-        method = getattr(self._client, f"{name}_async")
-        return await self._request(method(params), REQUEST_TIMEOUT_S, name.replace("_", " "))
+        """A navigation request (``text_document_definition`` …) within REQUEST_TIMEOUT_S."""
+        return await self.call(_METHODS[name], params, REQUEST_TIMEOUT_S)
+
+    async def call(self, method: str, params: Any, timeout: float) -> Any:
+        """Any request, cancelled with ``$/cancelRequest`` when it runs out: a slow answer is
+        not a dead server, and the server should stop working on a question nobody waits for."""
+        msg_id = f"toolsmith-{next(_IDS)}"
+        try:
+            return await self._request(
+                self._client.protocol.send_request_async(method, params, msg_id=msg_id), timeout, method
+            )
+        except LspError:
+            if self.alive and msg_id in self._client.protocol._request_futures:
+                self._client.protocol._request_futures.pop(msg_id, None)
+                with contextlib.suppress(Exception):
+                    self._client.protocol.notify("$/cancelRequest", {"id": msg_id})
+            raise
 
     # --- lifecycle ------------------------------------------------------------------------------
 

@@ -35,15 +35,17 @@ def format_line(path: str, diag: Diag) -> str:
 
 def merge(results: Iterable[list[Diag] | None]) -> list[Diag]:
     """Several servers' diagnostics for one file as one list: a problem reported by two servers
-    (same place, severity and message) appears once."""
-    seen: set[tuple[int, int, int, str]] = set()
+    (same place and message) appears once, at the more severe of the two severities."""
+    index: dict[tuple[int, int, str], int] = {}
     out: list[Diag] = []
     for diags in results:
         for diag in diags or []:
-            key = (diag.line, diag.character, diag.severity, " ".join(diag.message.split()))
-            if key not in seen:
-                seen.add(key)
+            key = (diag.line, diag.character, " ".join(diag.message.split()))
+            if key not in index:
+                index[key] = len(out)
                 out.append(diag)
+            elif diag.severity < out[index[key]].severity:
+                out[index[key]] = diag
     return out
 
 

@@ -5,6 +5,7 @@ Diagnostics come from markers in the document text, one per matching line:
   MANY_ERRORS n                                    -> n errors on that line
   DELAY_MS n                                       -> publish n ms after the change
   CRASH                                            -> the server exits at once
+  HANG                                             -> the server stops reading and writing (hung)
   TOUCH name                                       -> also publish one error for sibling file "name"
   TOUCH_DELAY_MS n                                 -> ... n ms after the document's own publish
   ERROR: first\\nsecond                         -> a literal \\n in a message becomes a line break
@@ -17,6 +18,7 @@ Environment switches, to play the real servers' quirks:
                          a file that had no diagnostics still has none
   NO_NAV=1               like ruff: diagnostics only, no navigation
   ENCODING=utf-16        columns in UTF-16 code units (pygls otherwise takes the client's UTF-32)
+  HOVER_DELAY_MS=n       hover answers after n ms (a cancelled hover never answers)
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import time
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -60,6 +63,8 @@ def diagnostics_for(text: str) -> tuple[list[types.Diagnostic], int]:
     for number, line in enumerate(text.split("\n")):
         if line.strip() == "CRASH":
             os._exit(3)  # pygls would catch SystemExit raised inside a handler
+        if line.strip() == "HANG":
+            time.sleep(10**6)  # blocks the event loop: no replies, no notifications
         if m := re.search(r"DELAY_MS (\d+)", line):
             delay = int(m.group(1))
         if m := re.search(r"MANY_ERRORS (\d+)", line):
@@ -84,12 +89,13 @@ def _diag(line: int, col: int, message: str, severity: types.DiagnosticSeverity,
 async def publish(uri: str) -> None:
     document = server.workspace.get_text_document(uri)
     diags, delay = diagnostics_for(document.source)
+    analysed = document.version  # a publish names the version it was computed from
     if delay:
         await asyncio.sleep(delay / 1000)
     if NO_EMPTY_REPUBLISH and not diags and _last_empty.get(uri):
         pass  # unchanged and clean: say nothing, like typescript-language-server
     else:
-        version = None if NO_EMPTY_REPUBLISH else document.version
+        version = None if NO_EMPTY_REPUBLISH else analysed
         server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diags, version=version)
         )
@@ -156,7 +162,8 @@ def references(params: types.ReferenceParams) -> list[types.Location]:
 
 
 @(lambda f: f) if NO_NAV else server.feature(types.TEXT_DOCUMENT_HOVER)
-def hover(params: types.HoverParams) -> types.Hover:
+async def hover(params: types.HoverParams) -> types.Hover:
+    await asyncio.sleep(int(os.environ.get("HOVER_DELAY_MS", "0")) / 1000)
     word = _word_at(params.text_document.uri, params.position)
     return types.Hover(types.MarkupContent(types.MarkupKind.PlainText, f"word: {word}"))
 

@@ -91,7 +91,7 @@ def test_write_reports_other_files_that_gained_errors(marker: Driver) -> None:
 
 def test_crashed_server_is_restarted_on_next_use(marker: Driver) -> None:
     r = marker.run("write", {"file_path": "f.mark", "content": "CRASH\n"})
-    assert "unconfirmed" in r.content
+    assert "(Diagnostics unavailable: marker exited (it is restarted on the next call).)" in r.content
     r = marker.run("write", {"file_path": "g.mark", "content": "ERROR: after restart\n"})
     assert "Error: g.mark:1:1 [marker][M1] after restart" in r.content
 

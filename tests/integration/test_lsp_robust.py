@@ -49,12 +49,15 @@ def test_clean_stays_clean_without_waiting_out_the_cap(quiet_marker: Driver) -> 
     started = time.monotonic()
     r = quiet_marker.run("edit", {"file_path": "a.mark", "old_string": "one", "new_string": "two"})
     elapsed = time.monotonic() - started
-    assert "unconfirmed" not in r.content and "Error:" not in r.content
-    assert elapsed < CLEAN_QUIET_S + 1.5 < WAIT_CAP_S  # the server said nothing: quiet, not the cap
+    # The server said nothing: the wait ends after a short quiet, not the cap, and the result says
+    # honestly that silence is not a confirmation.
+    assert "Error:" not in r.content
+    assert "(Diagnostics: unconfirmed: tsish reported no errors for a.mark after the change" in r.content
+    assert elapsed < CLEAN_QUIET_S + 1.5 < WAIT_CAP_S
     broken = quiet_marker.run("edit", {"file_path": "a.mark", "old_string": "two", "new_string": "ERROR: bad"})
     assert "Error: a.mark:1:1 [marker][M1] bad" in broken.content
     fixed = quiet_marker.run("edit", {"file_path": "a.mark", "old_string": "ERROR: bad", "new_string": "fine"})
-    assert "Error:" not in fixed.content and "unconfirmed" not in fixed.content
+    assert "Error:" not in fixed.content
 
 
 def test_an_edit_that_breaks_another_open_file_names_it(workspace: Path) -> None:
@@ -194,7 +197,7 @@ def test_a_hung_server_costs_one_bounded_start_then_nothing(workspace: Path, tmp
     first, first_s = _cli(workspace, "edit", '{"file_path": "a.hang", "old_string": "one", "new_string": "two"}',
                           state=state)  # fmt: skip
     assert first.returncode == 0, first.stdout + first.stderr
-    assert "(Diagnostics unavailable: hang did not start: did not answer initialize within 4 s.)" in first.stdout
+    assert "(Diagnostics: unconfirmed: hang is still starting" in first.stdout
     assert first_s <= 12
     later, later_s = _cli(workspace, "edit", '{"file_path": "a.hang", "old_string": "two", "new_string": "three"}',
                           state=state)  # fmt: skip
@@ -212,7 +215,8 @@ def test_a_server_that_exits_at_once_is_not_retried_every_call(workspace: Path) 
         second = d.run("write", {"file_path": "b.dead", "content": "y\n"})
         assert "dead did not start" in second.content and "next try in" in second.content
         manager = d.session.ctx.lsp
-        assert isinstance(manager, LspManager) and manager.health["dead"].failures == 1
+        assert isinstance(manager, LspManager)
+        assert [h.failures for k, h in manager.health.items() if k.startswith("dead@")] == [1]
     finally:
         d.close()
 

@@ -34,6 +34,8 @@ document_symbol or workspace_symbol.
 - diagnostics lists all severities for the file (errors, warnings, info, hints), at most 20 per file.
 - Edits made with edit, multiedit, write and patch already report new errors; use this tool to look
   deeper (warnings, navigation).
+- "unconfirmed" never means clean: the server is still analysing. Ask again with this tool (it waits
+  longer) before relying on the file being error-free.
 """
 
 
@@ -69,6 +71,12 @@ class LspTool(Tool):
         if not isinstance(manager, LspManager):
             raise ToolError("Language servers are disabled for this session.")
         if not manager.servers_for(path):
+            missing = manager.missing_for(path)
+            if missing:
+                raise ToolError(
+                    f"No language server can run for {ctx.display(path)}: {'; '.join(missing)}. Install it or "
+                    "fix its command under [lsp.servers.NAME] in .toolsmith/config.toml."
+                )
             raise ToolError(
                 f"No LSP server is configured for *{path.suffix or path.name} files. Install a language server "
                 "for it (e.g. basedpyright or pylsp for Python, gopls, typescript-language-server, rust-analyzer, "
@@ -90,14 +98,19 @@ class LspTool(Tool):
         from ...lsp.client import from_char
 
         if params.operation == "diagnostics":
-            diags, notes, confirmed = await manager.diagnostics(path)
-            footer = "".join(f"\n(Diagnostics unavailable: {note}.)" for note in notes)
-            if diags is None:
-                return f"No language server could report on {ctx.display(path)}.{footer}"
-            if not confirmed and not diags:
-                return f"The language server sent no diagnostics in time; the result is unconfirmed.{footer}"
-            report = format_report({ctx.display(path): diags}, errors_only=False, context="query")
-            return (report or f"No diagnostics for {ctx.display(path)}.") + footer
+            from ...lsp.manager import truth_notes, with_late_label, with_notes
+
+            outcome = await manager.diagnostics(path)
+            name = ctx.display(path)
+            footer = with_notes("", truth_notes(name, outcome, view=True))
+            footer = f"\n{footer}" if footer else ""
+            if outcome.diags is None:
+                return f"No language server could report on {name}.{footer}"
+            report = with_late_label(format_report({name: outcome.diags}, errors_only=False, context="query"), outcome)
+            if not report:
+                sure = not outcome.unconfirmed and not outcome.quiet
+                report = f"No diagnostics for {name}." if sure else f"No diagnostics received for {name} yet."
+            return report + footer
         client, _notes = await manager.navigate(path, params.operation)
         doc = types.TextDocumentIdentifier(path.as_uri())
         if params.operation in NEEDS_POSITION:
@@ -126,9 +139,9 @@ class LspTool(Tool):
             found = await manager.request(
                 client, "text_document_document_symbol", types.DocumentSymbolParams(text_document=doc)
             )
-            return "\n".join(_symbol_lines(found or [], ctx, 0)[:MAX_RESULTS]) or "No symbols found."
+            return _capped(_symbol_lines(_in_source_order(found or []), ctx, 0)) or "No symbols found."
         found = await manager.request(client, "workspace_symbol", types.WorkspaceSymbolParams(query=params.query or ""))
-        return "\n".join(_workspace_symbols(found or [], ctx)[:MAX_RESULTS]) or "No symbols found."
+        return _capped(_workspace_symbols(found or [], ctx)) or "No symbols found."
 
 
 def _line(path: Path, index: int) -> str:
@@ -178,12 +191,27 @@ def _kind(kind: Any) -> str:
     return getattr(kind, "name", str(kind))
 
 
+def _capped(lines: list[str]) -> str:
+    more = [f"... and {len(lines) - MAX_RESULTS} more"] if len(lines) > MAX_RESULTS else []
+    return "\n".join(lines[:MAX_RESULTS] + more)
+
+
+def _start(symbol: Any) -> tuple[int, int]:
+    rng = getattr(symbol, "range", None) or symbol.location.range
+    return rng.start.line, rng.start.character
+
+
+def _in_source_order(symbols: Any) -> list[Any]:
+    """Servers list symbols in their own order (tsserver: by kind); show them as the file has them."""
+    return sorted(symbols, key=_start)
+
+
 def _symbol_lines(symbols: Any, ctx: ToolContext, depth: int) -> list[str]:
     lines = []
     for symbol in symbols:
         rng = getattr(symbol, "range", None) or symbol.location.range
         lines.append(f"{'  ' * depth}{symbol.name} ({_kind(symbol.kind)}) line {rng.start.line + 1}")
-        lines += _symbol_lines(getattr(symbol, "children", None) or [], ctx, depth + 1)
+        lines += _symbol_lines(_in_source_order(getattr(symbol, "children", None) or []), ctx, depth + 1)
     return lines
 
 
