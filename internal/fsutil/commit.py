@@ -41,7 +41,7 @@ from typing import Any, Literal
 
 from ..errors import ToolError
 from .anchored import AnchoredDir, lock_dirs, open_dir
-from .paths import os_error_message
+from .paths import not_regular_error, os_error_message
 
 #: Mode for new files, before the process umask.
 NEW_FILE_MODE = 0o666
@@ -89,16 +89,18 @@ class _Step:
 
 def modifiable_error(path: Path, st: os.stat_result) -> ToolError | None:
     """Why an existing file must not be changed, or None."""
-    if not stat.S_ISREG(st.st_mode):
-        return ToolError(f"{path} is not a regular file; only regular files can be changed.")
+    error = not_regular_error(path, st, "only regular files can be changed; nothing was written.")
+    if error is not None:
+        return error
     mode = stat.S_IMODE(st.st_mode)
     if not mode & 0o222:
         return ToolError(
             f"{path} is read-only (mode {mode:04o}); it was not changed. If it should change, make it writable "
-            "first (chmod u+w) and read it again."
+            "first (chmod u+w) and read it again.",
+            {"error": "read_only_file"},
         )
     if os.geteuid() != 0 and not os.access(path, os.W_OK):
-        return ToolError(f"{path} is not writable by this user; it was not changed.")
+        return ToolError(f"{path} is not writable by this user; it was not changed.", {"error": "permission_denied"})
     return None
 
 
@@ -182,7 +184,7 @@ def _read_at(fd: int, name: str, *, follow: bool) -> tuple[bytes, os.stat_result
     try:
         st = os.fstat(file_fd)
         if not stat.S_ISREG(st.st_mode):
-            raise ToolError(f"{name} is no longer a regular file; nothing was written.")
+            raise ToolError(f"{name} is no longer a regular file; nothing was written.", {"error": "not_regular_file"})
         chunks = []
         while chunk := os.read(file_fd, max(st.st_size + 1, 65536)):
             chunks.append(chunk)

@@ -178,24 +178,62 @@ _NOT_REGULAR = {
 }
 
 
-def open_regular_file(path: Path) -> tuple[int, os.stat_result]:
+def not_regular_error(path: Path, st: os.stat_result, purpose: str) -> ToolError | None:
+    """Why ``path`` (stat ``st``) is not a file the tools can use, or None for a regular file.
+
+    ``purpose`` ends the message ("view reads regular files only."). The error code is
+    ``not_regular_file`` (a directory: ``is_directory``).
+    """
+    if stat.S_ISREG(st.st_mode):
+        return None
+    kind = _NOT_REGULAR.get(stat.S_IFMT(st.st_mode), "not a regular file")
+    code = "is_directory" if stat.S_ISDIR(st.st_mode) else "not_regular_file"
+    return ToolError(f"{path} is {kind}; {purpose}", {"error": code})
+
+
+def open_regular_file(path: Path, purpose: str = "view reads regular files only.") -> tuple[int, os.stat_result]:
     """An fd for reading ``path`` and its stat, only if it is a regular file.
 
-    Opened non-blocking, so a FIFO swapped in after any earlier check cannot block the read;
-    FIFOs, devices (``/dev/zero``) and sockets are refused with a clear error.
+    Opened non-blocking, so a FIFO (also one swapped in after any earlier check) cannot block
+    the open or the read; FIFOs, devices (``/dev/zero``) and sockets are refused with a clear
+    error before anything is read.
     """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         raise not_found_error(path) from None
     except OSError as exc:
-        raise ToolError(os_error_message(exc, path)) from None
+        raise ToolError(os_error_message(exc, path), {"error": os_error_code(exc)}) from None
     st = os.fstat(fd)
-    kind = _NOT_REGULAR.get(stat.S_IFMT(st.st_mode))
-    if kind is not None or not stat.S_ISREG(st.st_mode):
+    error = not_regular_error(path, st, purpose)
+    if error is not None:
         os.close(fd)
-        raise ToolError(f"{path} is {kind or 'not a regular file'}; view reads regular files only.")
+        raise error
     return fd, st
+
+
+def read_error(exc: OSError, path: Path) -> ToolError:
+    """A failed read of an opened file (``/proc/self/mem``: EIO) as a specific, model-facing error."""
+    return ToolError(os_error_message(exc, path), {"error": os_error_code(exc)})
+
+
+def os_error_code(exc: OSError) -> str:
+    """A stable snake_case code for an OSError (metadata["error"])."""
+    codes = {
+        errno.EACCES: "permission_denied",
+        errno.EPERM: "permission_denied",
+        errno.EIO: "unreadable_file",
+        errno.EINVAL: "unreadable_file",
+        errno.ENXIO: "not_regular_file",
+        errno.ELOOP: "symlink_loop",
+        errno.ENOTDIR: "not_a_directory",
+        errno.EISDIR: "is_directory",
+        errno.ENAMETOOLONG: "path_too_long",
+        errno.EROFS: "read_only_file_system",
+        errno.ENOSPC: "no_space",
+        errno.EDQUOT: "no_space",
+    }
+    return codes.get(exc.errno or 0, "os_error")
 
 
 def os_error_message(exc: OSError, path: Path | str) -> str:
@@ -209,6 +247,9 @@ def os_error_message(exc: OSError, path: Path | str) -> str:
         errno.ENOTDIR: "a component of the path is not a directory",
         errno.EISDIR: "it is a directory",
         errno.ENXIO: "it is a socket or a device without a reader",
+        errno.EIO: "it cannot be read as a file (an input/output error: a special file such as /proc/self/mem, "
+        "or a failing device)",
+        errno.EINVAL: "it cannot be read as a file (a special file that refuses ordinary reads)",
         errno.EROFS: "the file system is read-only",
         errno.ENOSPC: "no space left on the device",
         errno.EDQUOT: "the disk quota is exhausted",

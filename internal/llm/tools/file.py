@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import stat
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from ...cancel import in_thread
 from ...diff import diff_metadata
 from ...errors import ToolCancelled, ToolError
 from ...fsutil.commit import Change, commit, modifiable_error
-from ...fsutil.paths import not_found_error, os_error_message
+from ...fsutil.paths import open_regular_file, read_error
 from ...fsutil.textio import TextFile, decode_bytes, new_text_file
 from ...textmatch import EditOutcome, EditRequest, apply_edits
 from .tools import ToolContext, ToolResponse
@@ -41,20 +40,28 @@ def read_for_change(ctx: ToolContext, path: Path, *, writable: bool = True) -> t
     this session read and that has not changed since — and, when its content is to change
     (``writable``), one that may be written."""
     if path.is_dir():
-        raise ToolError(f"Path is a directory, not a file: {path}")
+        raise ToolError(f"Path is a directory, not a file: {path}", {"error": "is_directory"})
+    # Non-blocking, checked before any read: a FIFO or a device is refused at once (never a hang).
+    fd, st = open_regular_file(path, "only regular files can be changed; nothing was written.")
     try:
-        with open(path, "rb") as handle:
-            st = os.fstat(handle.fileno())
-            error = modifiable_error(path, st)
-            if error is not None and (writable or not stat.S_ISREG(st.st_mode)):
-                raise error
-            data = handle.read()
-    except FileNotFoundError:
-        raise not_found_error(path) from None
-    except OSError as exc:
-        raise ToolError(os_error_message(exc, path)) from None
+        error = modifiable_error(path, st)
+        if error is not None and writable:
+            raise error
+        data = _read_all(fd, path)
+    finally:
+        os.close(fd)
     ctx.files.check_unchanged(path, data)
     return data, st
+
+
+def _read_all(fd: int, path: Path) -> bytes:
+    chunks = []
+    try:
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    except OSError as exc:
+        raise read_error(exc, path) from None
+    return b"".join(chunks)
 
 
 def load_for_change(ctx: ToolContext, path: Path) -> Loaded:

@@ -14,7 +14,7 @@ from typing import Any
 from ...cancel import in_thread
 from ...errors import ToolError
 from ...fsutil.line_index import read_lines
-from ...fsutil.paths import open_regular_file
+from ...fsutil.paths import open_regular_file, read_error
 from ...fsutil.textio import BINARY_SNIFF_BYTES, decode_bytes, detect_bom, looks_binary
 from ...truncate import cut_utf8
 from .params import param
@@ -96,6 +96,8 @@ class ViewTool(Tool):
                 if media_type:
                     return _read_image(fd, st, path, media_type), st
                 return _read_page(fd, st, path, params.offset, limit, ctx, check), st
+            except OSError as exc:  # /proc/self/mem and the like: "regular", but unreadable
+                raise read_error(exc, path) from None
             finally:
                 os.close(fd)
 
