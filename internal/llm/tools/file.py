@@ -69,8 +69,11 @@ def load_for_change(ctx: ToolContext, path: Path) -> Loaded:
     return Loaded(path, data, decode_bytes(data, path=str(path)))
 
 
-async def commit_changes(ctx: ToolContext, changes: Sequence[Change], *, forget: Sequence[Path] = ()) -> None:
-    """Write ``changes`` as one all-or-nothing commit and record the new contents as read.
+async def commit_changes(
+    ctx: ToolContext, changes: Sequence[Change], *, forget: Sequence[Path] = ()
+) -> list[str]:
+    """Write ``changes`` as one all-or-nothing commit and record the new contents as read;
+    returns notes for the result (a hard link that was broken).
 
     Cancellation is honoured while waiting for another writer's lock; once writing started the
     commit completes (a cancelled call never leaves a half-applied change or a false report).
@@ -102,6 +105,26 @@ async def commit_changes(ctx: ToolContext, changes: Sequence[Change], *, forget:
         if change.path in stats:
             data = change.data if change.data is not None else change.expect
             ctx.files.record_read(change.path, data, stats[change.path])
+    return [link_note(path, count) for path, count in stats.broken_links.items()]
+
+
+def link_note(path: Path, others: int) -> str:
+    names = "name" if others == 1 else "names"
+    return (
+        f"Note: {path} had {others} other hard-link {names}; it was replaced, so the link is broken and the "
+        f"other {names} keep the old content (writes never go through links to files we cannot see)."
+    )
+
+
+def with_notes(text: str, notes: list[str], metadata: dict[str, Any]) -> str:
+    """``text`` (a <result> block or plain) with the commit's notes added, also to metadata."""
+    if not notes:
+        return text
+    metadata["notes"] = notes
+    joined = "\n".join(notes)
+    if text.endswith("\n</result>"):
+        return text[: -len("\n</result>")] + "\n" + joined + "\n</result>"
+    return text + "\n" + joined
 
 
 # --- the change flow shared by edit and multiedit --------------------------------------------
@@ -167,7 +190,7 @@ async def edit_file(ctx: ToolContext, tool: str, file_path: str, edits: list[Edi
     async with ctx.locks.hold([target]):
         old, outcome, metadata = await in_thread(prepare, ctx.cancel)
         await ctx.require_permission(tool, "write", str(path), f"edit {display}", {"diff": metadata["diff"]})
-        await commit_changes(ctx, [Change("write", target, outcome.file.encode(), old.data)])
+        notes = await commit_changes(ctx, [Change("write", target, outcome.file.encode(), old.data)])
     metadata.update(
         file_path=str(path),
         match=outcome.tiers[0] if len(outcome.tiers) == 1 else outcome.tiers,
@@ -179,6 +202,7 @@ async def edit_file(ctx: ToolContext, tool: str, file_path: str, edits: list[Edi
         f"<result>\nEdited {path}: {outcome.replaced} replacement{plural}, first change at line "
         f"{outcome.first_changed_line}.{verify_note(outcome.tiers, str(metadata['diff']))}\n</result>"
     )
+    text = with_notes(text, notes, metadata)
     return _response(text + await _diagnostics(ctx, path), metadata)
 
 

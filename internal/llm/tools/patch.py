@@ -15,7 +15,7 @@ from ...diff.unified import looks_unified, parse_unified
 from ...errors import ToolError
 from ...fsutil.commit import Change, modifiable_error
 from ...fsutil.textio import TextFile, decode_bytes, new_text_file
-from .file import commit_changes, read_for_change
+from .file import commit_changes, read_for_change, with_notes
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 
@@ -102,7 +102,7 @@ class PatchTool(Tool):
                 {"files": files_meta},
             )  # fmt: skip
             gone = [p.path for p in planned if p.op.kind == "delete" or p.target != p.path]
-            await commit_changes(ctx, [c for p in planned for c in p.changes], forget=gone)
+            notes = await commit_changes(ctx, [c for p in planned for c in p.changes], forget=gone)
         additions = sum(m["additions"] for m in files_meta)
         removals = sum(m["removals"] for m in files_meta)
         text = (
@@ -113,10 +113,12 @@ class PatchTool(Tool):
             fuzz = max(meta["fuzz"], default=0)
             note = f" (fuzz {fuzz}: context matched with {meta['passes']}; check the result)" if fuzz else ""
             text += f"\n  {meta['operation']}: {meta['path']}{note}"
+        metadata: dict[str, Any] = {"files": files_meta, "additions": additions, "removals": removals}
+        text = with_notes(text, notes, metadata)
         diagnostics = await ctx.diagnostics_after_change([p.target for p in planned if p.new is not None])
         if diagnostics:
             text += "\n\n" + diagnostics
-        return ToolResponse(text, metadata={"files": files_meta, "additions": additions, "removals": removals})
+        return ToolResponse(text, metadata=metadata)
 
     @staticmethod
     def _paths(ops: list[FileOp], ctx: ToolContext) -> list[Path]:
