@@ -103,22 +103,63 @@ def check_writable(
     if confine and not within_any(target, roots):
         raise ToolError(
             f"Refusing to write {quote_input(str(path))}: it resolves to {target}, outside the workspace "
-            f"{roots[0]}. Only files inside the workspace can be changed."
+            f"{roots[0]}. Only files inside the workspace can be changed.",
+            {"error": "outside_workspace"},
         )
-    names = {p.strip("/") for p in protected_dirs if "/" not in p.strip("/")}
+    names = {p.strip("/").casefold() for p in protected_dirs if "/" not in p.strip("/")}
     for candidate in (path, target):
         for part in _parts_below_root(candidate, roots):
-            if part in names:
+            # casefold: ".GIT" is ".git" on a case-insensitive file system (macOS, Windows shares).
+            if part.casefold() in names:
                 raise ToolError(
                     f"Refusing to write {quote_input(str(path))}: '{part}' directories are protected (they hold "
-                    "configuration that runs commands, such as git hooks and language-server settings)."
+                    "configuration that runs commands, such as git hooks and language-server settings).",
+                    {"error": "protected_path"},
                 )
+    git_dir = _enclosing_git_dir(target, roots)
+    if git_dir is not None:
+        raise ToolError(
+            f"Refusing to write {quote_input(str(path))}: {git_dir} is a git directory (it holds HEAD, objects and "
+            "refs, or a gitdir/commondir pointer names it); git metadata is protected like .git, because its "
+            "hooks and config run commands.",
+            {"error": "protected_path"},
+        )
     for protected in protected_dirs:
         if "/" in protected.strip("/"):
             pdir = real_path(from_workspace(workspace, protected))
             if is_within(target, pdir):
-                raise ToolError(f"Refusing to write {quote_input(str(path))}: {pdir} is a protected directory.")
+                raise ToolError(f"Refusing to write {quote_input(str(path))}: {pdir} is a protected directory.",
+                    {"error": "protected_path"},
+                )
     return target
+
+
+def is_git_dir(directory: Path) -> bool:
+    """Does ``directory`` look like a git directory (what git itself checks): a HEAD file plus
+    objects/ and refs/, or a HEAD file plus a commondir pointer (a linked worktree's git dir)?"""
+    try:
+        if not (directory / "HEAD").is_file():
+            return False
+        return ((directory / "objects").is_dir() and (directory / "refs").is_dir()) or (
+            directory / "commondir"
+        ).is_file()
+    except OSError:
+        return False
+
+
+def _enclosing_git_dir(target: Path, roots: list[Path]) -> Path | None:
+    """The git directory ``target`` is in (or is), at any depth below its root; None if none."""
+    root = next((r for r in roots if is_within(target, r)), None)
+    if root is None:
+        return None
+    for directory in [target, *target.parents]:
+        if directory != root and not is_within(directory, root):
+            break
+        if is_git_dir(directory):
+            return directory
+        if directory == root:
+            break
+    return None
 
 
 def _parts_below_root(path: Path, roots: list[Path]) -> tuple[str, ...]:
