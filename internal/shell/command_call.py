@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolError
@@ -58,6 +59,7 @@ async def run_command_call(
         if reason:  # in the sandbox the list only informs whoever answers the prompt
             shown += f" (note: {reason} outside the sandbox)"
         await ctx.require_permission(tool, "execute", command, shown, {"command": command})
+    git_before = sandbox.git_metadata(ctx.workspace) if wrap is not None else set()
     output = SpillingBuffer(MAX_OUTPUT_CHARS, lambda: new_spill_path(ctx.state, ctx.session_id, tool))
     streamed = OutputProgress(ctx.progress, tool)
     try:
@@ -87,6 +89,9 @@ async def run_command_call(
         text += "\n\nCommand was aborted"
     elif result.exit_code:
         text += f"\n\nExit code {result.exit_code}"
+    created_git: list[str] = []
+    if wrap is not None:
+        text, created_git = _sandbox_notes(text, git_before, ctx)
     metadata: dict[str, Any] = {
         "exit_code": result.exit_code,
         "duration_ms": round(result.duration_s * 1000, 3),
@@ -97,7 +102,25 @@ async def run_command_call(
         "aborted": result.aborted,
         "sandboxed": wrap is not None,
     }
+    if created_git:
+        metadata["new_git_metadata"] = created_git
     return ToolResponse(text, is_error=result.timed_out or result.aborted, metadata=metadata)
+
+
+def _sandbox_notes(text: str, git_before: set[Path], ctx: ToolContext) -> tuple[str, list[str]]:
+    """A sandboxed command's result: why git failed (read-only metadata), and any git metadata
+    the command created — reported before the host's git could trust it."""
+    hint = sandbox.explain_failure(text)
+    if hint:
+        text += "\n\n" + hint
+    created = [str(p) for p in sandbox.new_git_dirs(git_before, ctx.workspace)]
+    if created:
+        text += (
+            "\n\nWarning: this sandboxed command created git metadata: " + ", ".join(created) + ". Its hooks "
+            "and config were written by the command and would run with the host's git: inspect or delete it "
+            "before running git there (the user should decide)."
+        )
+    return text, created
 
 
 def _check_command(command: str) -> None:
