@@ -6,6 +6,7 @@ import difflib
 import errno
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import ToolError
@@ -232,8 +233,23 @@ def not_regular_error(path: Path, st: os.stat_result, purpose: str) -> ToolError
     return ToolError(f"{path} is {kind}; {purpose}", {"error": code})
 
 
-def open_regular_file(path: Path, purpose: str = "view reads regular files only.") -> tuple[int, os.stat_result]:
+def fd_real_path(fd: int) -> Path | None:
+    """Where an open descriptor really is (the kernel's answer, immune to later renames of the
+    names we used to open it); None where /proc is not mounted."""
+    try:
+        return Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        return None
+
+
+def open_regular_file(
+    path: Path, purpose: str = "view reads regular files only.", *, allowed: Callable[[Path], bool] | None = None
+) -> tuple[int, os.stat_result]:
     """An fd for reading ``path`` and its stat, only if it is a regular file.
+
+    ``allowed``: the file actually opened (its real path, from the descriptor) must pass it — a
+    path checked (and perhaps approved) before opening can be swapped for a symlink to a file
+    outside before the open; then nothing is read.
 
     Opened non-blocking, so a FIFO (also one swapped in after any earlier check) cannot block
     the open or the read; FIFOs, devices (``/dev/zero``) and sockets are refused with a clear
@@ -247,6 +263,14 @@ def open_regular_file(path: Path, purpose: str = "view reads regular files only.
         raise ToolError(os_error_message(exc, path), {"error": os_error_code(exc)}) from None
     st = os.fstat(fd)
     error = not_regular_error(path, st, purpose)
+    if error is None and allowed is not None:
+        real = fd_real_path(fd)
+        if real is not None and not allowed(real):
+            error = ToolError(
+                f"{path} changed while it was being opened: it now leads to {real}, which was not approved for "
+                "reading (a file or directory on the way was swapped for a symlink). Nothing was read.",
+                {"error": "path_changed"},
+            )
     if error is not None:
         os.close(fd)
         raise error

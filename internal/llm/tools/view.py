@@ -84,14 +84,14 @@ class ViewTool(Tool):
 
     async def run(self, params: ViewParams, ctx: ToolContext) -> ToolResponse:
         path = ctx.resolve(params.file_path)
-        await ctx.require_read_permission(self.name, path)
+        approved = await ctx.require_read_permission(self.name, path)
         if path.is_dir():
             raise ToolError(f"Path is a directory, not a file: {path}. Use the ls tool to list a directory.")
         media_type = IMAGE_TYPES.get(path.suffix.lower())
         limit = min(params.limit, ctx.config.max_output_lines)
 
         def read(check: Callable[[], None]) -> tuple[Page, os.stat_result]:
-            fd, st = open_regular_file(path)
+            fd, st = open_regular_file(path, allowed=ctx.read_guard(approved))
             try:
                 if media_type:
                     return _read_image(fd, st, path, media_type), st
