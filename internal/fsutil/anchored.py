@@ -15,6 +15,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import stat
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -95,6 +96,33 @@ def _step(fd: int, part: str, directory: Path, create: bool) -> int:
         raise
     os.close(fd)
     return child
+
+
+#: The most a verifying read (:func:`read_anchored`) reads of one file.
+VERIFY_READ_MAX_BYTES = 64 * 1024 * 1024
+
+
+def read_anchored(path: Path, roots: Iterable[Path]) -> bytes | None:
+    """The content of the regular file ``path`` reached from its root without following a single
+    symlink (the file itself included); None when it cannot be (a component is, or became, a
+    symlink; not a regular file; gone; too large)."""
+    try:
+        with open_dir(path.parent, roots) as directory:
+            fd = os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=directory.fd)
+    except (OSError, ToolError, ValueError):
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > VERIFY_READ_MAX_BYTES:
+            return None
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def lock_dirs(dirs: list[AnchoredDir], check: Callable[[], None] | None = None) -> None:

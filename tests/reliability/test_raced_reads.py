@@ -1,8 +1,8 @@
 """A read checked inside the workspace cannot be turned into an outside read by a swap.
 
 A second process swaps (renameat2 RENAME_EXCHANGE, as fast as it can) an inside file or
-directory with a symlink to an outside secret, while view reads through it with an asker that
-denies every outside read: not one response may contain the secret.
+directory with a symlink to an outside secret, while view (or grep) reads through it with an
+asker that denies every outside read: not one response may contain the secret.
 """
 
 from __future__ import annotations
@@ -28,14 +28,14 @@ SECRET = "TOP-SECRET-CONTENT"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("variant", ["file", "dir"])
-def test_raced_reads_never_leak_outside_content(tmp_path: Path, variant: str) -> None:
+@pytest.mark.parametrize(("tool", "variant"), [("view", "file"), ("view", "dir"), ("grep", "file"), ("grep", "dir")])
+def test_raced_reads_never_leak_outside_content(tmp_path: Path, tool: str, variant: str) -> None:
     assert hasattr(ctypes.CDLL(None), "renameat2"), "glibc >= 2.28 provides renameat2; the swapper needs it"
     ws, outside = tmp_path / "ws", tmp_path / "outside"
     (ws / "d").mkdir(parents=True)
     outside.mkdir()
-    (outside / "f.txt").write_text(SECRET + "\n")
-    (ws / "d" / "f.txt").write_text("inside\n")
+    (outside / "f.txt").write_text(f"{SECRET} needle\n")
+    (ws / "d" / "f.txt").write_text("inside needle\n")
     if variant == "file":
         (ws / "evil").symlink_to(outside / "f.txt")
         swapped, read = (ws / "d" / "f.txt", ws / "evil"), "d/f.txt"
@@ -45,23 +45,24 @@ def test_raced_reads_never_leak_outside_content(tmp_path: Path, variant: str) ->
     swapper = subprocess.Popen([sys.executable, "-c", SWAPPER, *map(str, swapped)], stdout=subprocess.PIPE)
     try:
         assert swapper.stdout is not None and swapper.stdout.readline() == b"swapping\n"
-        leaks, inside, denied = asyncio.run(asyncio.wait_for(_read_many(ws, read), RUN_TIMEOUT_S))
+        leaks, inside, denied = asyncio.run(asyncio.wait_for(_read_many(ws, tool, read), RUN_TIMEOUT_S))
     finally:
         swapper.kill()
         swapper.wait(timeout=SWAPPER_EXIT_TIMEOUT_S)
-    print(f"raced view ({variant}): {RACED_READS} reads, {inside} inside, {denied} refused, {leaks} leaks")
+    print(f"raced {tool} ({variant}): {RACED_READS} reads, {inside} inside, {denied} refused, {leaks} leaks")
     assert leaks == 0, f"{leaks} of {RACED_READS} reads leaked the outside file"
     assert inside > 0, "no read succeeded: the race was not exercised"
 
 
-async def _read_many(ws: Path, read: str) -> tuple[int, int, int]:
+async def _read_many(ws: Path, tool: str, read: str) -> tuple[int, int, int]:
     async def deny(request: PermissionRequest) -> Decision:
         return Decision.DENY
 
     session = Session(ws, asker=deny, config=Config(lsp_enabled=False))
     leaks = inside = denied = 0
     for _ in range(RACED_READS):
-        response = await session.run("view", {"file_path": read})
+        params = {"file_path": read} if tool == "view" else {"pattern": "needle", "path": str(Path(read).parent)}
+        response = await session.run(tool, params)
         leaks += SECRET in response.content
         inside += "inside" in response.content and not response.is_error
         denied += response.is_error

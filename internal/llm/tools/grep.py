@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from itertools import groupby
+from pathlib import Path
 
-from ...fsutil.paths import not_found_error
+from ...fsutil.anchored import read_anchored
+from ...fsutil.paths import is_within, not_found_error, within_any
 from ...ripgrep import SearchQuery, display, find_rg, newest_first, search
+from ...ripgrep.query import Match
 from ...truncate import shorten_line
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
@@ -52,12 +56,16 @@ class GrepTool(Tool):
 
     async def run(self, params: GrepParams, ctx: ToolContext) -> ToolResponse:
         root = ctx.resolve(params.path or ".")
-        await ctx.require_read_permission(self.name, root)
+        approved = await ctx.require_read_permission(self.name, root)
         if not root.exists():
             raise not_found_error(root)
         rg = find_rg(ctx.config.rg_path)
         query = SearchQuery(root, params.pattern, params.literal_text, params.include)
         result = await search(query, rg=rg, limit=MAX_MATCHES_COLLECTED, cancel=ctx.cancel)
+        roots = ctx.readable_roots()
+        if not within_any(approved, roots):  # asked and allowed: that directory is a root of its own
+            roots.append(approved)
+        result.matches = await asyncio.to_thread(verified_matches, result.matches, root, approved, roots)
         metadata = {
             "matches": len(result.matches),
             "count_is_lower_bound": result.stopped_early,
@@ -87,6 +95,34 @@ class GrepTool(Tool):
             lines.append("\n(Some paths were inaccessible and skipped)")
         metadata["truncated"] = total > len(shown)
         return ToolResponse("\n".join(lines), metadata=metadata)
+
+
+def verified_matches(matches: list[Match], root: Path, real_root: Path, roots: list[Path]) -> list[Match]:
+    """Only the matches whose line is in the file reached without following a symlink.
+
+    The search process follows paths by name: a directory swapped for a symlink mid-search
+    could make it read a file outside. Each matched file is read again through the anchored,
+    no-follow walk from its root; a line not found there (the search read something else) is
+    dropped — so nothing of an outside file is ever shown.
+    """
+    contents: dict[str, tuple[str, str] | None] = {}
+    kept = []
+    for match in matches:
+        if match.path not in contents:
+            real = Path(match.path)
+            if real_root != root and is_within(real, root):
+                real = real_root / real.relative_to(root)
+            data = read_anchored(real, roots)
+            contents[match.path] = (
+                None
+                if data is None
+                else (data.decode("utf-8", "surrogateescape"), data.decode("utf-8", "replace").replace("\ufffd", ""))
+            )
+        found = contents[match.path]
+        line = match.text.rstrip("\r\n")
+        if found is not None and (line in found[0] or line.replace("\ufffd", "") in found[1]):
+            kept.append(match)
+    return kept
 
 
 TOOL = GrepTool()
