@@ -125,6 +125,39 @@ def read_anchored(path: Path, roots: Iterable[Path]) -> bytes | None:
         os.close(fd)
 
 
+def names_inside(paths: list[str], roots: Iterable[Path], searched: Path, real: Path) -> list[str]:
+    """The ``paths`` (absolute, found below ``searched``, whose real path is ``real``) that exist
+    as reached from their root without following a single symlink. A listing made by name (rg,
+    os.walk) can wander through a directory swapped for a symlink mid-walk; what it found there
+    is not inside and is dropped."""
+    roots = list(roots)
+    prefix, real_prefix = str(searched).rstrip("/"), str(real).rstrip("/")
+    by_dir: dict[str, AnchoredDir | None] = {}
+    kept = []
+    try:
+        for path in paths:
+            checked = real_prefix + path[len(prefix) :] if path.startswith(prefix + "/") else path
+            parent, _, name = checked.rpartition("/")
+            if parent not in by_dir:
+                try:
+                    by_dir[parent] = open_dir(Path(parent or "/"), roots)
+                except (OSError, ToolError, ValueError):
+                    by_dir[parent] = None
+            directory = by_dir[parent]
+            if directory is None:
+                continue
+            try:
+                os.stat(name, dir_fd=directory.fd, follow_symlinks=False)
+            except OSError:
+                continue
+            kept.append(path)
+    finally:
+        for directory in by_dir.values():
+            if directory is not None:
+                directory.close()
+    return kept
+
+
 def lock_dirs(dirs: list[AnchoredDir], check: Callable[[], None] | None = None) -> None:
     """Take an exclusive ``flock`` on each directory, in a fixed order so writers never deadlock.
 

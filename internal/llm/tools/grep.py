@@ -8,7 +8,7 @@ from itertools import groupby
 from pathlib import Path
 
 from ...fsutil.anchored import read_anchored
-from ...fsutil.paths import is_within, not_found_error, within_any
+from ...fsutil.paths import is_within, not_found_error
 from ...ripgrep import SearchQuery, display, find_rg, newest_first, search
 from ...ripgrep.query import Match
 from ...truncate import shorten_line
@@ -62,10 +62,9 @@ class GrepTool(Tool):
         rg = find_rg(ctx.config.rg_path)
         query = SearchQuery(root, params.pattern, params.literal_text, params.include)
         result = await search(query, rg=rg, limit=MAX_MATCHES_COLLECTED, cancel=ctx.cancel)
-        roots = ctx.readable_roots()
-        if not within_any(approved, roots):  # asked and allowed: that directory is a root of its own
-            roots.append(approved)
-        result.matches = await asyncio.to_thread(verified_matches, result.matches, root, approved, roots)
+        result.matches = await asyncio.to_thread(
+            verified_matches, result.matches, root, approved, ctx.read_roots(approved)
+        )
         metadata = {
             "matches": len(result.matches),
             "count_is_lower_bound": result.stopped_early,

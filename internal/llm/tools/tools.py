@@ -182,6 +182,12 @@ class ToolContext:
             await self.require_permission(tool, "read", str(real), f"read {real} (outside the workspace)")
         return real
 
+    def read_roots(self, approved: Path) -> list[Path]:
+        """Roots for anchored reads: the readable roots, plus ``approved`` when the user allowed
+        reading it outside them."""
+        roots = self.readable_roots()
+        return roots if fspaths.within_any(approved, roots) else [*roots, approved]
+
     def read_guard(self, approved: Path) -> Callable[[Path], bool]:
         """Whether a file actually opened (its descriptor's real path) may be read: the path that
         was approved, or anything inside the readable roots. A swap between the check and the
