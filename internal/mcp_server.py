@@ -49,7 +49,7 @@ import socket
 import sys
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -298,13 +298,24 @@ class ToolsmithServer:
         from mcp.server.stdio import stdio_server
 
         try:
-            async with stdio_server() as (read_stream, write_stream):
-                await self.server.run(read_stream, write_stream, self.server.create_initialization_options())
+            async with stdio_server() as (read_stream, write_stream), _answer_parse_errors(
+                read_stream, write_stream
+            ) as checked:
+                await self.server.run(checked, write_stream, self.server.create_initialization_options())
         finally:
             await self.close()
 
-    async def serve_http(self, sock: socket.socket, *, remote: bool = False, stop: asyncio.Event) -> None:
-        """Serve streamable HTTP on ``sock`` (bound and listening) until ``stop`` is set."""
+    async def serve_http(
+        self,
+        sock: socket.socket,
+        *,
+        remote: bool = False,
+        stop: asyncio.Event,
+        tokens: list[str] | None = None,
+        extra_hosts: list[str] | None = None,
+    ) -> None:
+        """Serve streamable HTTP on ``sock`` (bound and listening) until ``stop`` is set; every
+        request passes :class:`~.mcp_guard.HttpGuard` (Host, Origin, bearer token, session owner)."""
         import uvicorn
 
         class Uvicorn(uvicorn.Server):
@@ -319,9 +330,11 @@ class ToolsmithServer:
             streamable_http_path=HTTP_PATH,
             host=host if not remote else "0.0.0.0",
             session_idle_timeout=self.session_idle_s,
+            transport_security=_guarded_transport(),
         )
+        guarded = _guard(_DeleteAware(app, self), host, tokens or [], extra_hosts or [])
         config = uvicorn.Config(
-            _DeleteAware(app, self), log_level="warning", lifespan="on", access_log=False,
+            guarded, log_level="warning", lifespan="on", access_log=False,
             timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
         )  # fmt: skip
         reaper = asyncio.ensure_future(self._reap_idle())
@@ -338,6 +351,56 @@ class ToolsmithServer:
             stopper.cancel()
             reaper.cancel()
             await self.close()
+
+
+@contextlib.asynccontextmanager
+async def _answer_parse_errors(read_stream: Any, write_stream: Any) -> AsyncIterator[Any]:
+    """``read_stream`` without the lines that are not JSON-RPC: each gets an error response
+    (-32700 not JSON, -32600 JSON but not a JSON-RPC message, id null) and serving goes on. The
+    SDK would otherwise drop it silently and the client would wait forever."""
+    import anyio
+    from mcp.shared.message import SessionMessage
+
+    sender, receiver = anyio.create_memory_object_stream[Any](0)
+
+    async def forward() -> None:
+        async with sender:
+            async for item in read_stream:
+                if isinstance(item, Exception):
+                    await write_stream.send(SessionMessage(_parse_error(item)))
+                else:
+                    await sender.send(item)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(forward)
+        try:
+            yield receiver
+        finally:
+            group.cancel_scope.cancel()
+
+
+def _parse_error(exc: Exception) -> types.JSONRPCError:
+    errors = getattr(exc, "errors", None)
+    kinds = {e.get("type") for e in errors()} if callable(errors) else set()
+    if "json_invalid" in kinds:
+        code, message = types.PARSE_ERROR, "Parse error: the line is not valid JSON"
+    else:
+        code, message = types.INVALID_REQUEST, "Invalid request: the line is not a JSON-RPC 2.0 message"
+    return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=message))
+
+
+def _guarded_transport() -> Any:
+    """The SDK's own Host/Origin check (on only for 127.0.0.1/localhost/::1) is replaced by
+    :class:`~.mcp_guard.HttpGuard`, which covers every binding and the configured extra hosts."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+
+def _guard(app: Any, host: str, tokens: list[str], extra_hosts: list[str]) -> Any:
+    from .mcp_guard import HttpGuard, allowed_hosts
+
+    return HttpGuard(app, hosts=allowed_hosts(host, extra_hosts), tokens=tokens)
 
 
 class _DeleteAware:
@@ -478,7 +541,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"HTTP address to bind (default {DEFAULT_HOST})")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT}; 0: any)")
     parser.add_argument(
-        "--allow-remote", action="store_true", help="allow binding a non-loopback address (no authentication!)"
+        "--allow-remote", action="store_true", help="allow binding a non-loopback address (requires a bearer token)"
     )
     parser.add_argument(
         "--session-idle", type=_positive_seconds, default=SESSION_IDLE_S, metavar="SECONDS",
@@ -488,6 +551,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-sessions", type=_at_least_one, default=MAX_SESSIONS, metavar="N",
         help=f"HTTP: at most N sessions at once (default {MAX_SESSIONS})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--token", help="bearer token every HTTP request must carry (or --token-file, or $TOOLSMITH_MCP_TOKEN)"
+    )
+    parser.add_argument("--token-file", metavar="FILE", help="read the bearer token from FILE")
+    parser.add_argument(
+        "--allowed-host", action="append", default=[], metavar="NAME",
+        help="another Host name clients may use (repeatable; or $TOOLSMITH_MCP_ALLOWED_HOSTS, comma-separated)",
     )  # fmt: skip
     parser.add_argument("--version", action="store_true", help="print the version")
     return parser
@@ -537,11 +608,14 @@ def main(argv: list[str] | None = None) -> int:
             f"'{_MISSING_SDK}'). Install the extra: pip install 'toolsmith[mcp]' (a checkout's `make run` does).\n"
         )
         return 2
-    if args.http and not is_loopback(args.host) and not args.allow_remote:
+    tokens = _tokens(args)
+    if tokens is None:
+        return 2
+    if args.http and not is_loopback(args.host) and not (args.allow_remote and tokens):
         sys.stderr.write(
             f"toolsmith-mcp: refusing to listen on {args.host}: whoever reaches this server can run commands and "
-            "change files, and it has no authentication. Bind 127.0.0.1 (the default), or pass --allow-remote "
-            "when a firewall or an authenticating proxy decides who can connect.\n"
+            "change files. Bind 127.0.0.1 (the default), or pass --allow-remote with a bearer token (--token, "
+            "--token-file or $TOOLSMITH_MCP_TOKEN; at least 16 random characters).\n"
         )
         return 2
     workspace = Path(args.cwd)
@@ -576,7 +650,11 @@ def main(argv: list[str] | None = None) -> int:
             shown = f"[{host}]" if ":" in host else host
             sys.stderr.write(f"toolsmith-mcp: serving {server.workspace} on http://{shown}:{port}{HTTP_PATH}\n")
             sys.stderr.flush()
-            asyncio.run(_serve_http_until_signalled(server, sock, remote=not is_loopback(args.host)))
+            asyncio.run(
+                _serve_http_until_signalled(
+                    server, sock, remote=not is_loopback(args.host), tokens=tokens, extra_hosts=args.allowed_host
+                )
+            )
         else:
             asyncio.run(_serve_stdio_until_signalled(server))
     except KeyboardInterrupt:
@@ -608,13 +686,26 @@ async def _serve_stdio_until_signalled(server: ToolsmithServer) -> None:
         await task
 
 
-async def _serve_http_until_signalled(server: ToolsmithServer, sock: socket.socket, *, remote: bool) -> None:
+def _tokens(args: argparse.Namespace) -> list[str] | None:
+    """The bearer tokens from the flags or the environment; None (after a message) when unusable."""
+    from .mcp_guard import GuardConfigError, read_tokens
+
+    try:
+        return read_tokens(args.token, args.token_file)
+    except GuardConfigError as exc:
+        sys.stderr.write(f"toolsmith-mcp: {exc}\n")
+        return None
+
+
+async def _serve_http_until_signalled(
+    server: ToolsmithServer, sock: socket.socket, *, remote: bool, tokens: list[str], extra_hosts: list[str]
+) -> None:
     """SIGTERM or SIGINT stops the HTTP server gracefully, then every session is closed."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    await server.serve_http(sock, remote=remote, stop=stop)
+    await server.serve_http(sock, remote=remote, stop=stop, tokens=tokens, extra_hosts=extra_hosts)
 
 
 if __name__ == "__main__":

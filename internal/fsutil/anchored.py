@@ -15,6 +15,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import stat
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -95,6 +96,66 @@ def _step(fd: int, part: str, directory: Path, create: bool) -> int:
         raise
     os.close(fd)
     return child
+
+
+#: The most a verifying read (:func:`read_anchored`) reads of one file.
+VERIFY_READ_MAX_BYTES = 64 * 1024 * 1024
+
+
+def read_anchored(path: Path, roots: Iterable[Path]) -> bytes | None:
+    """The content of the regular file ``path`` reached from its root without following a single
+    symlink (the file itself included); None when it cannot be (a component is, or became, a
+    symlink; not a regular file; gone; too large)."""
+    try:
+        with open_dir(path.parent, roots) as directory:
+            fd = os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=directory.fd)
+    except (OSError, ToolError, ValueError):
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > VERIFY_READ_MAX_BYTES:
+            return None
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def names_inside(paths: list[str], roots: Iterable[Path], searched: Path, real: Path) -> list[str]:
+    """The ``paths`` (absolute, found below ``searched``, whose real path is ``real``) that exist
+    as reached from their root without following a single symlink. A listing made by name (rg,
+    os.walk) can wander through a directory swapped for a symlink mid-walk; what it found there
+    is not inside and is dropped."""
+    roots = list(roots)
+    prefix, real_prefix = str(searched).rstrip("/"), str(real).rstrip("/")
+    by_dir: dict[str, AnchoredDir | None] = {}
+    kept = []
+    try:
+        for path in paths:
+            checked = real_prefix + path[len(prefix) :] if path.startswith(prefix + "/") else path
+            parent, _, name = checked.rpartition("/")
+            if parent not in by_dir:
+                try:
+                    by_dir[parent] = open_dir(Path(parent or "/"), roots)
+                except (OSError, ToolError, ValueError):
+                    by_dir[parent] = None
+            directory = by_dir[parent]
+            if directory is None:
+                continue
+            try:
+                os.stat(name, dir_fd=directory.fd, follow_symlinks=False)
+            except OSError:
+                continue
+            kept.append(path)
+    finally:
+        for directory in by_dir.values():
+            if directory is not None:
+                directory.close()
+    return kept
 
 
 def lock_dirs(dirs: list[AnchoredDir], check: Callable[[], None] | None = None) -> None:

@@ -11,17 +11,26 @@ Every file tool writes through :func:`commit`. For one file or a patch's whole s
 3. a journal listing every temp file and backup is written to the state directory *before* any
    of them exists, then new contents are staged beside their targets and the originals kept as
    hard links (``.name.<id>.orig``), and the journal records the new files' inodes;
-4. targets are swapped in (``rename``: each file is old or new at every instant, never missing),
-   the journal is marked committed, backups and journal are removed.
+4. immediately before each swap the target is verified once more (same inode, same bytes): a
+   program that does not take our lock (an editor, a script) may have saved it meanwhile, and
+   then nothing is written ("modified while saving");
+5. targets are swapped in with ``renameat2(RENAME_EXCHANGE)`` (plain ``rename`` where the file
+   system lacks it: each file is old or new at every instant, never missing). The exchange hands
+   back exactly what the name held at the instant of the swap; if that is not the verified file
+   (an outside save landed in the last microseconds) it is exchanged back and nothing is
+   written. Then the journal is marked committed, backups and journal are removed.
 
 If the process dies in between, :func:`recover` (run before the next tool call in that
 workspace) rolls a prepared journal back, or finishes cleaning a committed one, and no temp file
 or backup is left in the workspace.
 
 Files as the user left them: mode and owner are kept (root re-applies the owner; a file owned
-by someone else that we cannot chown is written in place), and a file with several hard links
-is written in place so every link sees the change (its backup is a copy). Read-only files are
-refused.
+by someone else that we cannot chown is written in place — the one case where a concurrent
+reader could see a partial write). Hard links: a file with several names is *replaced* like any
+other, which breaks the link — the other names (which may be outside the workspace, where we
+must never write) keep the old content, and the result says so (:attr:`Committed.broken_links`).
+Writing through the link in place would change files we cannot see and let readers see torn
+content. Read-only files are refused.
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -37,17 +47,33 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ..errors import ToolError
 from .anchored import AnchoredDir, lock_dirs, open_dir
-from .paths import os_error_message
+from .paths import not_regular_error, os_error_message
 
 #: Mode for new files, before the process umask.
 NEW_FILE_MODE = 0o666
 JOURNAL_VERSION = 1
 
 Check = Callable[[], None]
+
+#: renameat2 flag: swap two names atomically (Linux >= 3.15; tmpfs, ext4, xfs, btrfs, overlayfs).
+RENAME_EXCHANGE = 2
+
+
+class ModifiedWhileSaving(ToolError):
+    """A program outside our lock saved the target between the last check and the swap."""
+
+
+class Committed(dict[Path, os.stat_result]):
+    """The new stat of every file written, plus what the caller must tell the user."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: Files that had other hard links: path -> how many other names kept the old content.
+        self.broken_links: dict[Path, int] = {}
 
 
 @dataclass(frozen=True)
@@ -83,28 +109,35 @@ class _Step:
     source_backup: str | None = None
     in_place: bool = False
     created_inode: int | None = None
+    #: The verified target's (dev, inode) and its other names (st_nlink - 1), set under the lock.
+    identity: tuple[int, int] | None = None
+    other_links: int = 0
+    #: Whether the target itself was changed yet (an untouched step is only cleaned up on rollback).
+    touched: bool = False
     done: bool = False
     journal: dict[str, Any] = field(default_factory=dict)
 
 
 def modifiable_error(path: Path, st: os.stat_result) -> ToolError | None:
     """Why an existing file must not be changed, or None."""
-    if not stat.S_ISREG(st.st_mode):
-        return ToolError(f"{path} is not a regular file; only regular files can be changed.")
+    error = not_regular_error(path, st, "only regular files can be changed; nothing was written.")
+    if error is not None:
+        return error
     mode = stat.S_IMODE(st.st_mode)
     if not mode & 0o222:
         return ToolError(
             f"{path} is read-only (mode {mode:04o}); it was not changed. If it should change, make it writable "
-            "first (chmod u+w) and read it again."
+            "first (chmod u+w) and read it again.",
+            {"error": "read_only_file"},
         )
     if os.geteuid() != 0 and not os.access(path, os.W_OK):
-        return ToolError(f"{path} is not writable by this user; it was not changed.")
+        return ToolError(f"{path} is not writable by this user; it was not changed.", {"error": "permission_denied"})
     return None
 
 
 def commit(
     changes: Sequence[Change], *, roots: list[Path], journal_dir: Path, workspace: Path, check: Check | None = None
-) -> dict[Path, os.stat_result]:
+) -> Committed:
     """Apply every change or none; returns the new stat of every file written.
 
     OS failures (no space, no permission, a read-only file system) roll everything back and
@@ -120,7 +153,7 @@ def commit(
 
 def _commit(
     changes: Sequence[Change], *, roots: list[Path], journal_dir: Path, workspace: Path, check: Check | None
-) -> dict[Path, os.stat_result]:
+) -> Committed:
     steps: list[_Step] = []
     try:
         for change in changes:
@@ -141,12 +174,21 @@ def _commit(
                     step.done = True
             except BaseException:
                 for step in reversed(steps):
-                    _undo(step.journal, step.directory.fd, step.source_dir.fd if step.source_dir else None)
+                    source_fd = step.source_dir.fd if step.source_dir else None
+                    if step.touched:
+                        _undo(step.journal, step.directory.fd, source_fd)
+                    else:  # never changed: restoring a backup could overwrite an outside save
+                        _cleanup(step.journal, step.directory.fd, source_fd)
                 raise
             journal.write("committed", steps)
             for step in steps:
                 _cleanup(step.journal, step.directory.fd, step.source_dir.fd if step.source_dir else None)
-            stats = {s.change.path: _stat_after(s) for s in steps if s.change.kind != "delete"}
+            stats = Committed()
+            for s in steps:
+                if s.change.kind != "delete":
+                    stats[s.change.path] = _stat_after(s)
+                if s.other_links and s.change.kind == "write" and not s.in_place:
+                    stats.broken_links[s.change.path] = s.other_links
             for directory in {s.directory.key: s.directory for s in steps}.values():
                 _fsync(directory.fd)
         return stats
@@ -182,7 +224,7 @@ def _read_at(fd: int, name: str, *, follow: bool) -> tuple[bytes, os.stat_result
     try:
         st = os.fstat(file_fd)
         if not stat.S_ISREG(st.st_mode):
-            raise ToolError(f"{name} is no longer a regular file; nothing was written.")
+            raise ToolError(f"{name} is no longer a regular file; nothing was written.", {"error": "not_regular_file"})
         chunks = []
         while chunk := os.read(file_fd, max(st.st_size + 1, 65536)):
             chunks.append(chunk)
@@ -229,9 +271,11 @@ def _recheck(step: _Step) -> None:
         return
     if current is None or current[0] != change.expect:
         raise _changed(change.path)
+    step.identity = (current[1].st_dev, current[1].st_ino)
+    step.other_links = current[1].st_nlink - 1
     if change.kind == "write":
         _check_modifiable(change.path, current[1])
-        step.in_place = current[1].st_nlink > 1 or not _can_own_like(current[1])
+        step.in_place = not _can_own_like(current[1])
 
 
 def _check_modifiable(path: Path, st: os.stat_result) -> None:
@@ -280,7 +324,7 @@ def _stage(step: _Step) -> None:
         os.link(step.source_name, step.source_backup, src_dir_fd=source_fd, dst_dir_fd=source_fd, follow_symlinks=False)
         step.journal["source_inode"] = os.stat(step.source_name, dir_fd=source_fd, follow_symlinks=False).st_ino
     if step.backup is not None:
-        if step.in_place:  # the links must keep pointing at this inode: back up a copy
+        if step.in_place:  # the file keeps its inode (and owner): back up a copy
             # Written under the temp name first: a backup that exists is always complete.
             assert step.tmp is not None
             _write_new(fd, step.tmp, change.expect or b"", None)
@@ -339,6 +383,9 @@ def _umask() -> int:
 def _apply(step: _Step) -> None:
     change = step.change
     fd = step.directory.fd
+    if step.identity is not None and change.kind != "move":
+        _verify_unchanged(step, fd, step.name)
+    step.touched = True
     if change.kind == "delete":
         os.unlink(step.name, dir_fd=fd)
     elif change.kind == "move":
@@ -369,7 +416,65 @@ def _replace_content(step: _Step, fd: int) -> None:
             os.close(target)
         return
     assert step.tmp is not None
-    os.rename(step.tmp, step.name, src_dir_fd=fd, dst_dir_fd=fd)
+    if step.identity is None:  # a moved file's new content: the name was made by this commit
+        os.rename(step.tmp, step.name, src_dir_fd=fd, dst_dir_fd=fd)
+        return
+    if not _exchange(fd, step.tmp, step.name):
+        os.rename(step.tmp, step.name, src_dir_fd=fd, dst_dir_fd=fd)
+        return
+    # step.tmp now names what the target was at the instant of the swap: it must be the file we
+    # verified, unchanged; otherwise an outside save just landed — give it its name back.
+    try:
+        _verify_unchanged(step, fd, step.tmp)
+    except ModifiedWhileSaving:
+        if not _exchange(fd, step.tmp, step.name):
+            raise OSError(errno.EIO, "could not exchange back after an outside save") from None
+        step.touched = False
+        raise
+
+
+def _verify_unchanged(step: _Step, fd: int, name: str) -> None:
+    """``name`` is still the inode checked under the lock, with the bytes the change expects."""
+    try:
+        # A deleted symlink was checked by what it points to; everything else is the entry itself.
+        current = _read_at(fd, name, follow=step.change.kind == "delete")
+    except (ToolError, OSError):
+        current = None
+    if current is None or (current[1].st_dev, current[1].st_ino) != step.identity or current[0] != step.change.expect:
+        raise ModifiedWhileSaving(
+            f"File {step.change.path} was modified while saving (by a program outside this session); nothing "
+            "was written and the other program's version is kept. Read it again before editing.",
+            {"error": "modified_while_saving"},
+        )
+
+
+@functools.cache
+def _renameat2() -> Callable[..., int] | None:
+    import ctypes  # only on a write path; the CLI's read paths never load it
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    function = getattr(libc, "renameat2", None)
+    if function is None:
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    function.restype = ctypes.c_int
+    return cast("Callable[..., int]", function)
+
+
+def _exchange(fd: int, a: str, b: str) -> bool:
+    """Atomically swap the names ``a`` and ``b`` in directory ``fd``; False when the kernel or the
+    file system cannot (the caller falls back to rename)."""
+    function = _renameat2()
+    if function is None:
+        return False
+    import ctypes
+
+    if function(fd, os.fsencode(a), fd, os.fsencode(b), RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), b)
 
 
 def _link_or_rename(src_fd: int, src: str, dst_fd: int, dst: str) -> None:

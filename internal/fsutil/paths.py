@@ -6,6 +6,7 @@ import difflib
 import errno
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import ToolError
@@ -103,22 +104,63 @@ def check_writable(
     if confine and not within_any(target, roots):
         raise ToolError(
             f"Refusing to write {quote_input(str(path))}: it resolves to {target}, outside the workspace "
-            f"{roots[0]}. Only files inside the workspace can be changed."
+            f"{roots[0]}. Only files inside the workspace can be changed.",
+            {"error": "outside_workspace"},
         )
-    names = {p.strip("/") for p in protected_dirs if "/" not in p.strip("/")}
+    names = {p.strip("/").casefold() for p in protected_dirs if "/" not in p.strip("/")}
     for candidate in (path, target):
         for part in _parts_below_root(candidate, roots):
-            if part in names:
+            # casefold: ".GIT" is ".git" on a case-insensitive file system (macOS, Windows shares).
+            if part.casefold() in names:
                 raise ToolError(
                     f"Refusing to write {quote_input(str(path))}: '{part}' directories are protected (they hold "
-                    "configuration that runs commands, such as git hooks and language-server settings)."
+                    "configuration that runs commands, such as git hooks and language-server settings).",
+                    {"error": "protected_path"},
                 )
+    git_dir = _enclosing_git_dir(target, roots)
+    if git_dir is not None:
+        raise ToolError(
+            f"Refusing to write {quote_input(str(path))}: {git_dir} is a git directory (it holds HEAD, objects and "
+            "refs, or a gitdir/commondir pointer names it); git metadata is protected like .git, because its "
+            "hooks and config run commands.",
+            {"error": "protected_path"},
+        )
     for protected in protected_dirs:
         if "/" in protected.strip("/"):
             pdir = real_path(from_workspace(workspace, protected))
             if is_within(target, pdir):
-                raise ToolError(f"Refusing to write {quote_input(str(path))}: {pdir} is a protected directory.")
+                raise ToolError(f"Refusing to write {quote_input(str(path))}: {pdir} is a protected directory.",
+                    {"error": "protected_path"},
+                )
     return target
+
+
+def is_git_dir(directory: Path) -> bool:
+    """Does ``directory`` look like a git directory (what git itself checks): a HEAD file plus
+    objects/ and refs/, or a HEAD file plus a commondir pointer (a linked worktree's git dir)?"""
+    try:
+        if not (directory / "HEAD").is_file():
+            return False
+        return ((directory / "objects").is_dir() and (directory / "refs").is_dir()) or (
+            directory / "commondir"
+        ).is_file()
+    except OSError:
+        return False
+
+
+def _enclosing_git_dir(target: Path, roots: list[Path]) -> Path | None:
+    """The git directory ``target`` is in (or is), at any depth below its root; None if none."""
+    root = next((r for r in roots if is_within(target, r)), None)
+    if root is None:
+        return None
+    for directory in [target, *target.parents]:
+        if directory != root and not is_within(directory, root):
+            break
+        if is_git_dir(directory):
+            return directory
+        if directory == root:
+            break
+    return None
 
 
 def _parts_below_root(path: Path, roots: list[Path]) -> tuple[str, ...]:
@@ -178,24 +220,85 @@ _NOT_REGULAR = {
 }
 
 
-def open_regular_file(path: Path) -> tuple[int, os.stat_result]:
+def not_regular_error(path: Path, st: os.stat_result, purpose: str) -> ToolError | None:
+    """Why ``path`` (stat ``st``) is not a file the tools can use, or None for a regular file.
+
+    ``purpose`` ends the message ("view reads regular files only."). The error code is
+    ``not_regular_file`` (a directory: ``is_directory``).
+    """
+    if stat.S_ISREG(st.st_mode):
+        return None
+    kind = _NOT_REGULAR.get(stat.S_IFMT(st.st_mode), "not a regular file")
+    code = "is_directory" if stat.S_ISDIR(st.st_mode) else "not_regular_file"
+    return ToolError(f"{path} is {kind}; {purpose}", {"error": code})
+
+
+def fd_real_path(fd: int) -> Path | None:
+    """Where an open descriptor really is (the kernel's answer, immune to later renames of the
+    names we used to open it); None where /proc is not mounted."""
+    try:
+        return Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        return None
+
+
+def open_regular_file(
+    path: Path, purpose: str = "view reads regular files only.", *, allowed: Callable[[Path], bool] | None = None
+) -> tuple[int, os.stat_result]:
     """An fd for reading ``path`` and its stat, only if it is a regular file.
 
-    Opened non-blocking, so a FIFO swapped in after any earlier check cannot block the read;
-    FIFOs, devices (``/dev/zero``) and sockets are refused with a clear error.
+    ``allowed``: the file actually opened (its real path, from the descriptor) must pass it — a
+    path checked (and perhaps approved) before opening can be swapped for a symlink to a file
+    outside before the open; then nothing is read.
+
+    Opened non-blocking, so a FIFO (also one swapped in after any earlier check) cannot block
+    the open or the read; FIFOs, devices (``/dev/zero``) and sockets are refused with a clear
+    error before anything is read.
     """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         raise not_found_error(path) from None
     except OSError as exc:
-        raise ToolError(os_error_message(exc, path)) from None
+        raise ToolError(os_error_message(exc, path), {"error": os_error_code(exc)}) from None
     st = os.fstat(fd)
-    kind = _NOT_REGULAR.get(stat.S_IFMT(st.st_mode))
-    if kind is not None or not stat.S_ISREG(st.st_mode):
+    error = not_regular_error(path, st, purpose)
+    if error is None and allowed is not None:
+        real = fd_real_path(fd)
+        if real is not None and not allowed(real):
+            error = ToolError(
+                f"{path} changed while it was being opened: it now leads to {real}, which was not approved for "
+                "reading (a file or directory on the way was swapped for a symlink). Nothing was read.",
+                {"error": "path_changed"},
+            )
+    if error is not None:
         os.close(fd)
-        raise ToolError(f"{path} is {kind or 'not a regular file'}; view reads regular files only.")
+        raise error
     return fd, st
+
+
+def read_error(exc: OSError, path: Path) -> ToolError:
+    """A failed read of an opened file (``/proc/self/mem``: EIO) as a specific, model-facing error."""
+    return ToolError(os_error_message(exc, path), {"error": os_error_code(exc)})
+
+
+def os_error_code(exc: OSError) -> str:
+    """A stable snake_case code for an OSError (metadata["error"])."""
+    codes = {
+        errno.EACCES: "permission_denied",
+        errno.EPERM: "permission_denied",
+        errno.EIO: "unreadable_file",
+        errno.EINVAL: "unreadable_file",
+        errno.ENXIO: "not_regular_file",
+        errno.ELOOP: "symlink_loop",
+        errno.ENOTDIR: "not_a_directory",
+        errno.EISDIR: "is_directory",
+        errno.ENAMETOOLONG: "path_too_long",
+        errno.EROFS: "read_only_file_system",
+        errno.ENOSPC: "no_space",
+        errno.EDQUOT: "no_space",
+    }
+    return codes.get(exc.errno or 0, "os_error")
 
 
 def os_error_message(exc: OSError, path: Path | str) -> str:
@@ -209,6 +312,9 @@ def os_error_message(exc: OSError, path: Path | str) -> str:
         errno.ENOTDIR: "a component of the path is not a directory",
         errno.EISDIR: "it is a directory",
         errno.ENXIO: "it is a socket or a device without a reader",
+        errno.EIO: "it cannot be read as a file (an input/output error: a special file such as /proc/self/mem, "
+        "or a failing device)",
+        errno.EINVAL: "it cannot be read as a file (a special file that refuses ordinary reads)",
         errno.EROFS: "the file system is read-only",
         errno.ENOSPC: "no space left on the device",
         errno.EDQUOT: "the disk quota is exhausted",

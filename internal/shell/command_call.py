@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolError
@@ -47,6 +48,7 @@ async def run_command_call(
     from ..llm.tools.tools import ToolResponse
 
     wrap = await authorize_command(command, ctx, tool=tool, description=description, always_ask=always_ask)
+    git_before = sandbox.git_metadata(ctx.workspace) if wrap is not None else set()
     output = SpillingBuffer(MAX_OUTPUT_CHARS, lambda: new_spill_path(ctx.state, ctx.session_id, tool))
     streamed = OutputProgress(ctx.progress, tool)
     try:
@@ -82,6 +84,9 @@ async def run_command_call(
         text += "\n\nCommand was aborted"
     elif result.exit_code:
         text += f"\n\nExit code {result.exit_code}"
+    created_git: list[str] = []
+    if wrap is not None:
+        text, created_git = _sandbox_notes(text, git_before, ctx)
     metadata: dict[str, Any] = {
         "exit_code": result.exit_code,
         "duration_ms": round(result.duration_s * 1000, 3),
@@ -93,6 +98,8 @@ async def run_command_call(
         "sandboxed": wrap is not None,
         "stopped_background": result.stopped_background,
     }
+    if created_git:
+        metadata["new_git_metadata"] = created_git
     return ToolResponse(text, is_error=result.timed_out or result.aborted, metadata=metadata)
 
 
@@ -156,6 +163,22 @@ async def authorize_job_input(job: Job, text: str, ctx: ToolContext, *, tool: st
 def stopped_background_note(count: int) -> str:
     was = "process was" if count == 1 else "processes were"
     return f"({count} background {was} stopped when the command ended; use run_in_background to keep it.)"
+
+
+def _sandbox_notes(text: str, git_before: set[Path], ctx: ToolContext) -> tuple[str, list[str]]:
+    """A sandboxed command's result: why git failed (read-only metadata), and any git metadata
+    the command created — reported before the host's git could trust it."""
+    hint = sandbox.explain_failure(text)
+    if hint:
+        text += "\n\n" + hint
+    created = [str(p) for p in sandbox.new_git_dirs(git_before, ctx.workspace)]
+    if created:
+        text += (
+            "\n\nWarning: this sandboxed command created git metadata: " + ", ".join(created) + ". Its hooks "
+            "and config were written by the command and would run with the host's git: inspect or delete it "
+            "before running git there (the user should decide)."
+        )
+    return text, created
 
 
 def _check_command(command: str) -> None:

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 from toolsmith.errors import ToolError
-from toolsmith.fsutil.commit import Change, commit, recover
+from toolsmith.fsutil.commit import Change, Committed, commit, recover
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run(ws: Path, journal: Path, changes: list[Change]) -> dict[Path, os.stat_result]:
+def run(ws: Path, journal: Path, changes: list[Change]) -> Committed:
     return commit(changes, roots=[ws], journal_dir=journal, workspace=ws)
 
 
@@ -92,7 +92,7 @@ def test_failure_in_the_last_step_rolls_everything_back(
     assert tree(ws) == before and os.listdir(journal) == []
 
 
-def test_mode_owner_and_hard_links_are_kept(dirs: tuple[Path, Path]) -> None:
+def test_mode_and_owner_are_kept_and_hard_links_broken(dirs: tuple[Path, Path]) -> None:
     ws, journal = dirs
     owned = ws / "owned.txt"
     owned.write_bytes(b"x")
@@ -103,13 +103,15 @@ def test_mode_owner_and_hard_links_are_kept(dirs: tuple[Path, Path]) -> None:
     linked.write_bytes(b"one")
     os.link(linked, ws / "second-name.txt")
     inode = linked.stat().st_ino
-    run(ws, journal, [Change("write", owned, b"y", b"x"), Change("write", linked, b"two", b"one")])
+    stats = run(ws, journal, [Change("write", owned, b"y", b"x"), Change("write", linked, b"two", b"one")])
     st = owned.stat()
     assert owned.read_bytes() == b"y" and st.st_mode & 0o777 == 0o640
     if os.geteuid() == 0:
         assert (st.st_uid, st.st_gid) == (65534, 65534)
-    assert (ws / "second-name.txt").read_bytes() == b"two" and linked.stat().st_ino == inode
-    assert linked.stat().st_nlink == 2 and sorted(os.listdir(ws)) == ["linked.txt", "owned.txt", "second-name.txt"]
+    # The link is replaced, not written through: the other name keeps the old content.
+    assert (ws / "second-name.txt").read_bytes() == b"one" and linked.read_bytes() == b"two"
+    assert linked.stat().st_ino != inode and stats.broken_links == {linked: 1}
+    assert linked.stat().st_nlink == 1 and sorted(os.listdir(ws)) == ["linked.txt", "owned.txt", "second-name.txt"]
 
 
 def test_read_only_files_are_refused(dirs: tuple[Path, Path]) -> None:
@@ -185,7 +187,7 @@ def test_sigkill_at_every_step_recovers_to_old_or_new(dirs: tuple[Path, Path]) -
     ws, journal = dirs
     _fresh(ws)
     old = tree(ws)
-    new = {"a.txt": b"A2" * 1000, "hard-link.txt": b"H2", "hard.txt": b"H2", "m2.txt": b"M2", "sub/new.txt": b"N"}
+    new = {"a.txt": b"A2" * 1000, "hard-link.txt": b"H", "hard.txt": b"H2", "m2.txt": b"M2", "sub/new.txt": b"N"}
     outcomes = []
     kill_at = 1
     while True:
@@ -204,7 +206,8 @@ def test_sigkill_at_every_step_recovers_to_old_or_new(dirs: tuple[Path, Path]) -
         assert state in (old, new), (kill_at, state)
         assert not any(name.endswith((".tmp", ".orig")) for name in state), (kill_at, state)
         assert os.listdir(journal) == [], kill_at
-        assert os.stat(ws / "hard.txt").st_ino == os.stat(ws / "hard-link.txt").st_ino
+        # The link is kept (old) or broken (new), never half: the other name never changes.
+        assert (ws / "hard-link.txt").read_bytes() == b"H"
         outcomes.append("new" if state == new else "old")
         kill_at += 1
     assert kill_at > 10 and "old" in outcomes  # the hooks really interrupted the commit at many points

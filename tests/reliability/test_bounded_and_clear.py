@@ -43,7 +43,7 @@ def test_a_change_that_restores_size_and_mtime_is_still_detected(workspace: Path
     assert target.read_text() == "bbbb\n"
 
 
-def test_edits_keep_owner_mode_and_hard_links_and_refuse_read_only(workspace: Path) -> None:
+def test_edits_keep_owner_and_mode_break_hard_links_and_refuse_read_only(workspace: Path) -> None:
     shared = workspace / "shared.txt"
     shared.write_text("one\n")
     os.link(shared, workspace / "other-name.txt")
@@ -56,10 +56,11 @@ def test_edits_keep_owner_mode_and_hard_links_and_refuse_read_only(workspace: Pa
     s = session(workspace)
     for name in ("shared.txt", "locked.txt"):
         run(s, "view", {"file_path": name})
-    assert not run(s, "edit", {"file_path": "shared.txt", "old_string": "one", "new_string": "two"}).is_error
-    assert (workspace / "other-name.txt").read_text() == "two\n"
+    edited = run(s, "edit", {"file_path": "shared.txt", "old_string": "one", "new_string": "two"})
+    assert not edited.is_error and "link is broken" in edited.content
+    assert (workspace / "other-name.txt").read_text() == "one\n" and shared.read_text() == "two\n"
     st = shared.stat()
-    assert st.st_nlink == 2 and st.st_mode & 0o777 == 0o640
+    assert st.st_nlink == 1 and st.st_mode & 0o777 == 0o640
     if os.geteuid() == 0:
         assert (st.st_uid, st.st_gid) == (65534, 65534)
     refused = run(s, "edit", {"file_path": "locked.txt", "old_string": "x", "new_string": "y"})

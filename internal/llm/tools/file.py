@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import stat
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,8 +22,8 @@ from ...diff import diff_metadata
 from ...documents import is_notebook
 from ...errors import ToolCancelled, ToolError
 from ...file_tracker import content_digest
-from ...fsutil.commit import Change, commit, modifiable_error
-from ...fsutil.paths import not_found_error, os_error_message
+from ...fsutil.commit import Change, Committed, commit, modifiable_error
+from ...fsutil.paths import open_regular_file, read_error
 from ...fsutil.textio import TextFile, decode_bytes, new_text_file, normalize_eol
 from ...syntax import Verdict, inside_literal, judge, parse, would_be_lines
 from ...textmatch import EditError, EditOutcome, EditRequest, apply_edits
@@ -50,21 +49,29 @@ def read_for_change(
     this session read and (``unchanged``) that has not changed since — and, when its content is
     to change (``writable``), one that may be written."""
     if path.is_dir():
-        raise ToolError(f"Path is a directory, not a file: {path}")
+        raise ToolError(f"Path is a directory, not a file: {path}", {"error": "is_directory"})
+    # Non-blocking, checked before any read: a FIFO or a device is refused at once (never a hang).
+    fd, st = open_regular_file(path, "only regular files can be changed; nothing was written.")
     try:
-        with open(path, "rb") as handle:
-            st = os.fstat(handle.fileno())
-            error = modifiable_error(path, st)
-            if error is not None and (writable or not stat.S_ISREG(st.st_mode)):
-                raise error
-            data = handle.read()
-    except FileNotFoundError:
-        raise not_found_error(path) from None
-    except OSError as exc:
-        raise ToolError(os_error_message(exc, path)) from None
+        error = modifiable_error(path, st)
+        if error is not None and writable:
+            raise error
+        data = _read_all(fd, path)
+    finally:
+        os.close(fd)
     if unchanged:
         ctx.files.check_unchanged(path, data)
     return data, st
+
+
+def _read_all(fd: int, path: Path) -> bytes:
+    chunks = []
+    try:
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    except OSError as exc:
+        raise read_error(exc, path) from None
+    return b"".join(chunks)
 
 
 def load_for_change(ctx: ToolContext, path: Path) -> Loaded:
@@ -109,8 +116,11 @@ def check_reanchor(
         raise ToolError(f"File {current.path} has been modified since it was last read. Read it again before editing.")
 
 
-async def commit_changes(ctx: ToolContext, changes: Sequence[Change], *, forget: Sequence[Path] = ()) -> None:
-    """Write ``changes`` as one all-or-nothing commit and record the new contents as read.
+async def commit_changes(
+    ctx: ToolContext, changes: Sequence[Change], *, forget: Sequence[Path] = ()
+) -> list[str]:
+    """Write ``changes`` as one all-or-nothing commit and record the new contents as read;
+    returns notes for the result (a hard link that was broken).
 
     Cancellation is honoured while waiting for another writer's lock; once writing started the
     commit completes (a cancelled call never leaves a half-applied change or a false report).
@@ -123,7 +133,7 @@ async def commit_changes(ctx: ToolContext, changes: Sequence[Change], *, forget:
 
     roots, journal_dir = ctx.writable_roots(), ctx.state.directory("journal")
 
-    def commit_and_record() -> dict[Path, os.stat_result]:
+    def commit_and_record() -> Committed:
         stats = commit(changes, roots=roots, journal_dir=journal_dir, workspace=ctx.workspace, check=check)
         if ctx.on_commit is not None:
             try:
@@ -144,6 +154,26 @@ async def commit_changes(ctx: ToolContext, changes: Sequence[Change], *, forget:
         if change.path in stats:
             data = change.data if change.data is not None else change.expect
             ctx.files.record_read(change.path, data, stats[change.path])
+    return [link_note(path, count) for path, count in stats.broken_links.items()]
+
+
+def link_note(path: Path, others: int) -> str:
+    names = "name" if others == 1 else "names"
+    return (
+        f"Note: {path} had {others} other hard-link {names}; it was replaced, so the link is broken and the "
+        f"other {names} keep the old content (writes never go through links to files we cannot see)."
+    )
+
+
+def with_notes(text: str, notes: list[str], metadata: dict[str, Any]) -> str:
+    """``text`` (a <result> block or plain) with the commit's notes added, also to metadata."""
+    if not notes:
+        return text
+    metadata["notes"] = notes
+    joined = "\n".join(notes)
+    if text.endswith("\n</result>"):
+        return text[: -len("\n</result>")] + "\n" + joined + "\n</result>"
+    return text + "\n" + joined
 
 
 def guard_notebooks(changes: Sequence[Change]) -> None:
@@ -316,7 +346,7 @@ async def edit_file(ctx: ToolContext, tool: str, file_path: str, edits: list[Edi
     async with ctx.locks.hold([target]):
         change, outcome, note, metadata = await in_thread(prepare, ctx.cancel)
         await ctx.require_permission(tool, "write", str(path), f"edit {display}", {"diff": metadata["diff"]})
-        await commit_changes(ctx, [change])
+        notes = await commit_changes(ctx, [change])
     metadata.update(
         file_path=str(path),
         match=outcome.tiers[0] if len(outcome.tiers) == 1 else outcome.tiers,
@@ -328,6 +358,7 @@ async def edit_file(ctx: ToolContext, tool: str, file_path: str, edits: list[Edi
         f"<result>\nEdited {path}: {outcome.replaced} replacement{plural}, first change at line "
         f"{outcome.first_changed_line}.{note}{verify_note(outcome.tiers, str(metadata['diff']))}\n</result>"
     )
+    text = with_notes(text, notes, metadata)
     return _response(text + await _diagnostics(ctx, path), metadata)
 
 

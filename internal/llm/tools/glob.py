@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
+from ...fsutil.anchored import names_inside
 from ...fsutil.paths import require_directory
 from ...ripgrep import FileQuery, display, find_rg, list_files, newest_first
 from .params import param
@@ -42,10 +44,11 @@ class GlobTool(Tool):
 
     async def run(self, params: GlobParams, ctx: ToolContext) -> ToolResponse:
         root = require_directory(ctx.resolve(params.path or "."), "Give glob a directory to search in.")
-        await ctx.require_read_permission(self.name, root)
+        approved = await ctx.require_read_permission(self.name, root)
         rg = find_rg(ctx.config.rg_path)
         query = FileQuery(root, globs=(params.pattern,), with_mtimes=True)
         result = await list_files(query, rg=rg, limit=MAX_FILES_COLLECTED, cancel=ctx.cancel)
+        result.files = await asyncio.to_thread(names_inside, result.files, ctx.read_roots(approved), root, approved)
         files = newest_first(result.files, result.mtimes)
         shown = files[:MAX_FILES_SHOWN]
         truncated = len(files) > len(shown) or result.stopped_early

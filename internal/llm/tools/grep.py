@@ -3,13 +3,16 @@ files, or per-file counts, newest files first, paged with head_limit/offset."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
 from dataclasses import dataclass
 from itertools import groupby
+from pathlib import Path
 from typing import Any, Literal
 
 from ...errors import ToolError
-from ...fsutil.paths import not_found_error
+from ...fsutil.anchored import names_inside, read_anchored
+from ...fsutil.paths import is_within, not_found_error
 from ...ripgrep import Match, SearchQuery, SearchResult, display, find_rg, newest_first, search
 from ...truncate import shorten_line
 from .params import param
@@ -96,7 +99,7 @@ class GrepTool(Tool):
 
     async def run(self, params: GrepParams, ctx: ToolContext) -> ToolResponse:
         root = ctx.resolve(params.path or ".")
-        await ctx.require_read_permission(self.name, root)
+        approved = await ctx.require_read_permission(self.name, root)
         if not root.exists():
             raise not_found_error(root)
         rg = find_rg(ctx.config.rg_path)
@@ -114,6 +117,7 @@ class GrepTool(Tool):
             after=context if params.after is None else params.after,
         )
         result = await search(query, rg=rg, limit=MAX_MATCHES_COLLECTED, cancel=ctx.cancel)
+        await asyncio.to_thread(verify_result, result, root, approved, ctx.read_roots(approved))
         page = _Page(params.offset, params.head_limit or DEFAULT_HEAD_LIMIT, ctx.config.max_output_bytes - FRAME_BYTES)
         if params.output_mode == "content":
             body, total = _render_content(result, query, page)
@@ -254,6 +258,47 @@ def _render_counts(result: SearchResult, page: _Page) -> tuple[str, int]:
         out.append(rendered)
         page.shown += 1
     return "\n".join(out), len(files)
+
+
+def verified_matches(matches: list[Match], root: Path, real_root: Path, roots: list[Path]) -> list[Match]:
+    """Only the matches whose line is in the file reached without following a symlink.
+
+    The search process follows paths by name: a directory swapped for a symlink mid-search
+    could make it read a file outside. Each matched file is read again through the anchored,
+    no-follow walk from its root; a line not found there (the search read something else) is
+    dropped — so nothing of an outside file is ever shown.
+    """
+    contents: dict[str, tuple[str, str] | None] = {}
+    kept = []
+    for match in matches:
+        if match.path not in contents:
+            real = Path(match.path)
+            if real_root != root and is_within(real, root):
+                real = real_root / real.relative_to(root)
+            data = read_anchored(real, roots)
+            contents[match.path] = (
+                None
+                if data is None
+                else (data.decode("utf-8", "surrogateescape"), data.decode("utf-8", "replace").replace("\ufffd", ""))
+            )
+        found = contents[match.path]
+        line = match.text.rstrip("\r\n")
+        if found is not None and (line in found[0] or line.replace("\ufffd", "") in found[1]):
+            kept.append(match)
+    return kept
+
+
+def verify_result(result: SearchResult, root: Path, real_root: Path, roots: list[Path]) -> None:
+    """Keep only what the search found inside the roots without following a symlink swapped in
+    mid-search: matched lines re-read through the anchored walk (see :func:`verified_matches`),
+    listed files and counted files checked to exist as reached that way."""
+    if result.matches:
+        result.matches = verified_matches(result.matches, root, real_root, roots)
+    if result.files:
+        result.files = names_inside(result.files, roots, root, real_root)
+    if result.counts:
+        kept = set(names_inside(list(result.counts), roots, root, real_root))
+        result.counts = {path: n for path, n in result.counts.items() if path in kept}
 
 
 TOOL = GrepTool()

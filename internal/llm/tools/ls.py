@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
+from ...fsutil.anchored import names_inside
 from ...fsutil.paths import require_directory
 from ...ripgrep import AUTO_IGNORED, FileQuery, display, find_rg, list_files
 from .params import param
@@ -49,12 +51,13 @@ class LsTool(Tool):
 
     async def run(self, params: LsParams, ctx: ToolContext) -> ToolResponse:
         root = require_directory(ctx.resolve(params.path or "."), "Use the view tool to read a file.")
-        await ctx.require_read_permission(self.name, root)
+        approved = await ctx.require_read_permission(self.name, root)
         globs = tuple(f"!{g}" for g in (*AUTO_IGNORED, *params.ignore))
         rg = find_rg(ctx.config.rg_path)
         # rg enumerates in parallel (unordered); sorting here keeps that speed and a stable listing.
         query = FileQuery(root, globs=globs)
         result = await list_files(query, rg=rg, limit=MAX_FILES_COLLECTED, cancel=ctx.cancel)
+        result.files = await asyncio.to_thread(names_inside, result.files, ctx.read_roots(approved), root, approved)
         tree = _Dir()
         entries = 0
         prefix = len(str(root).rstrip("/")) + 1

@@ -16,7 +16,7 @@ from ...errors import ToolError
 from ...fsutil.commit import Change, modifiable_error
 from ...fsutil.textio import TextFile, new_text_file, normalize_eol
 from ...textmatch.rebase import commutes
-from .file import Loaded, commit_changes, gate_change, guard_notebooks, load_for_edit
+from .file import Loaded, commit_changes, gate_change, guard_notebooks, load_for_edit, with_notes
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 
@@ -115,7 +115,7 @@ class PatchTool(Tool):
                 {"files": files_meta},
             )  # fmt: skip
             gone = [p.path for p in planned if p.op.kind == "delete" or p.target != p.path]
-            await commit_changes(ctx, [c for p in planned for c in p.changes], forget=gone)
+            notes = await commit_changes(ctx, [c for p in planned for c in p.changes], forget=gone)
         additions = sum(m["additions"] for m in files_meta)
         removals = sum(m["removals"] for m in files_meta)
         text = (
@@ -132,10 +132,12 @@ class PatchTool(Tool):
         for plan in planned:
             if plan.warning:
                 text += f"\n{ctx.display(plan.target)}: {plan.warning.lstrip()}"
+        metadata: dict[str, Any] = {"files": files_meta, "additions": additions, "removals": removals}
+        text = with_notes(text, notes, metadata)
         diagnostics = await ctx.diagnostics_after_change([p.target for p in planned if p.new is not None])
         if diagnostics:
             text += "\n\n" + diagnostics
-        return ToolResponse(text, metadata={"files": files_meta, "additions": additions, "removals": removals})
+        return ToolResponse(text, metadata=metadata)
 
     @staticmethod
     def _paths(ops: list[FileOp], ctx: ToolContext) -> list[Path]:

@@ -189,11 +189,26 @@ class ToolContext:
         dirs += skill_tiers(self.workspace, list(self.config.skill_paths))
         return [fspaths.real_path(fspaths.from_workspace(self.workspace, d)) for d in dirs]
 
-    async def require_read_permission(self, tool: str, path: Path) -> None:
-        """Ask before reading outside :meth:`readable_roots` (symlinks resolved first)."""
+    async def require_read_permission(self, tool: str, path: Path) -> Path:
+        """Ask before reading outside :meth:`readable_roots` (symlinks resolved first); returns
+        the real path that may be read (see :meth:`read_guard`)."""
         real = fspaths.real_path(path)
         if not fspaths.within_any(real, self.readable_roots()):
             await self.require_permission(tool, "read", str(real), f"read {real} (outside the workspace)")
+        return real
+
+    def read_roots(self, approved: Path) -> list[Path]:
+        """Roots for anchored reads: the readable roots, plus ``approved`` when the user allowed
+        reading it outside them."""
+        roots = self.readable_roots()
+        return roots if fspaths.within_any(approved, roots) else [*roots, approved]
+
+    def read_guard(self, approved: Path) -> Callable[[Path], bool]:
+        """Whether a file actually opened (its descriptor's real path) may be read: the path that
+        was approved, or anything inside the readable roots. A swap between the check and the
+        open cannot turn an inside read into an outside one."""
+        roots = self.readable_roots()
+        return lambda real: real == approved or fspaths.within_any(real, roots)
 
     async def require_permission(
         self, tool: str, action: str, target: str, description: str = "", params: dict[str, Any] | None = None

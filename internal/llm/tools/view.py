@@ -15,7 +15,7 @@ from ...cancel import in_thread
 from ...documents import MAX_IMAGES_PER_VIEW, MAX_PAGES_PER_VIEW, is_notebook, is_pdf
 from ...errors import ToolError
 from ...fsutil.line_index import read_lines
-from ...fsutil.paths import open_regular_file
+from ...fsutil.paths import open_regular_file, read_error
 from ...fsutil.textio import BINARY_SNIFF_BYTES, decode_bytes, detect_bom, looks_binary
 from ...truncate import cut_utf8
 from .params import param
@@ -96,7 +96,7 @@ class ViewTool(Tool):
 
     async def run(self, params: ViewParams, ctx: ToolContext) -> ToolResponse:
         path = ctx.resolve(params.file_path)
-        await ctx.require_read_permission(self.name, path)
+        approved = await ctx.require_read_permission(self.name, path)
         if path.is_dir():
             raise ToolError(f"Path is a directory, not a file: {path}. Use the ls tool to list a directory.")
         if params.pages is not None and not is_pdf(path):
@@ -112,11 +112,13 @@ class ViewTool(Tool):
         limit = min(params.limit, ctx.config.max_output_lines)
 
         def read(check: Callable[[], None]) -> tuple[Page, os.stat_result]:
-            fd, st = open_regular_file(path)
+            fd, st = open_regular_file(path, allowed=ctx.read_guard(approved))
             try:
                 if media_type:
                     return _read_image(fd, st, path, media_type), st
                 return _read_page(fd, st, path, params.offset, limit, ctx, check), st
+            except OSError as exc:  # /proc/self/mem and the like: "regular", but unreadable
+                raise read_error(exc, path) from None
             finally:
                 os.close(fd)
 

@@ -12,7 +12,7 @@ from ...diff import diff_metadata
 from ...errors import ToolError
 from ...fsutil.commit import Change
 from ...fsutil.textio import BinaryFileError, TextFile, new_text_file, normalize_eol
-from .file import Loaded, commit_changes, gate_change, guard_notebooks, load_for_change
+from .file import Loaded, commit_changes, gate_change, guard_notebooks, load_for_change, with_notes
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 
@@ -72,10 +72,10 @@ class WriteTool(Tool):
             await ctx.require_permission(
                 self.name, "write", str(path), f"{action} {display}", {"diff": metadata["diff"]}
             )
-            await commit_changes(ctx, [Change("write", target, new.encode(), old.data if old else None)])
+            notes = await commit_changes(ctx, [Change("write", target, new.encode(), old.data if old else None)])
         metadata.update(file_path=str(path), created=old is None, encoding=new.encoding)
         verb = "created" if old is None else "written"
-        content = f"<result>\nFile successfully {verb}: {path}{warning}\n</result>"
+        content = with_notes(f"<result>\nFile successfully {verb}: {path}{warning}\n</result>", notes, metadata)
         diagnostics = await ctx.diagnostics_after_change([path])
         if diagnostics:
             content += "\n\n" + diagnostics

@@ -1,0 +1,81 @@
+"""Writing tools refuse FIFOs, sockets and devices at once; unreadable special files get a
+specific error, never "Internal error"."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+from toolsmith.config import Config
+from toolsmith.session import Session
+
+#: A hang guard, far above the milliseconds a refusal takes.
+HANG_GUARD_S = 5.0
+
+
+def session(workspace: Path) -> Session:
+    return Session(workspace, config=Config(lsp_enabled=False))
+
+
+def run(s: Session, tool: str, params: dict[str, Any]) -> Any:
+    return asyncio.run(asyncio.wait_for(s.run(tool, params), HANG_GUARD_S))
+
+
+def _calls(name: str) -> list[tuple[str, dict[str, Any]]]:
+    update = f"*** Begin Patch\n*** Update File: {name}\n@@\n-a\n+b\n*** End Patch"
+    delete = f"*** Begin Patch\n*** Delete File: {name}\n*** End Patch"
+    return [
+        ("write", {"file_path": name, "content": "x\n"}),
+        ("edit", {"file_path": name, "old_string": "a", "new_string": "b"}),
+        ("multiedit", {"file_path": name, "edits": [{"old_string": "a", "new_string": "b"}]}),
+        ("patch", {"patch_text": update}),
+        ("patch", {"patch_text": delete}),
+    ]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "socket"])
+def test_writing_tools_refuse_special_files_promptly(workspace: Path, kind: str) -> None:
+    special = workspace / "special"
+    listener = None
+    if kind == "fifo":
+        os.mkfifo(special)
+    else:
+        listener = socket.socket(socket.AF_UNIX)
+        listener.bind(str(special))
+    try:
+        s = session(workspace)
+        for tool, params in _calls("special"):
+            response = run(s, tool, params)  # wait_for: a hang fails the test, it does not block it
+            assert response.is_error, (tool, response.content)
+            assert response.metadata.get("error") == "not_regular_file", (tool, response.metadata)
+            assert "FIFO" in response.content or "socket" in response.content, (tool, response.content)
+            assert "Internal error" not in response.content
+        assert os.path.exists(special) and sorted(os.listdir(workspace)) == ["special"]
+    finally:
+        if listener is not None:
+            listener.close()
+
+
+def test_writing_tools_refuse_a_device_in_the_workspace(workspace: Path) -> None:
+    device = workspace / "null"
+    try:
+        os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # /dev/null's numbers
+    except PermissionError:
+        pytest.skip("creating a device node needs root (CAP_MKNOD)")
+    s = session(workspace)
+    for tool, params in _calls("null"):
+        response = run(s, tool, params)
+        assert response.is_error and response.metadata.get("error") == "not_regular_file", (tool, response.content)
+        assert "character device" in response.content
+
+
+def test_view_of_proc_self_mem_is_a_specific_error(workspace: Path) -> None:
+    response = run(session(workspace), "view", {"file_path": "/proc/self/mem"})
+    assert response.is_error
+    assert "Internal error" not in response.content and "/proc/self/mem" in response.content
+    assert response.metadata.get("error") == "unreadable_file"
