@@ -150,3 +150,21 @@ def _no_session_host_left(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 
     for paths in running_hosts(tmp_path_factory.getbasetemp()):
         end_host(paths)
+    _reap_adopted_zombies()
+
+
+def _reap_adopted_zombies() -> None:
+    """The test process is a child subreaper (the process supervisor makes it one), so a
+    session host that a CLI subprocess started and that has since exited becomes our zombie:
+    collect it, by pid (only dead children, so nothing a test still waits on)."""
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] == b"Z" and int(fields[1]) == me:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(int(entry), os.WNOHANG)

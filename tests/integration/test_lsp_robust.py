@@ -176,10 +176,14 @@ def _processes_with(token: str) -> list[int]:
 
 
 def _cli(workspace: Path, *args: str, state: Path) -> tuple[subprocess.CompletedProcess[str], float]:
+    """A ``--session`` CLI call run in the CLI process itself (the session host's fallback path),
+    where a server's health is carried between calls in the session's state file. Through the
+    host, the session and its servers simply stay alive (tests/test_session_host.py)."""
     started = time.monotonic()
+    env = {**os.environ, "TOOLSMITH_STATE_DIR": str(state), "TOOLSMITH_SESSION_HOST": "0"}
     proc = subprocess.run(
         [sys.executable, "-m", "cmd.tools", "--cwd", str(workspace), "--session", "s", *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, env={**os.environ, "TOOLSMITH_STATE_DIR": str(state)},
+        cwd=ROOT, capture_output=True, text=True, timeout=120, env=env,
     )  # fmt: skip
     return proc, time.monotonic() - started
 
