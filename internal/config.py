@@ -122,6 +122,10 @@ class Config:
     audit_log: Path | None = None
     #: Parameter keys whose values the audit log replaces with "[redacted]", beside the defaults.
     audit_redact_keys: list[str] = field(default_factory=list)
+    #: MCP over HTTP: a file holding the bearer token(s), and extra Host names clients may use
+    #: (see internal/mcp_guard.py and docs/security.md).
+    mcp_token_file: Path | None = None
+    mcp_allowed_hosts: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.lsp_servers:
@@ -223,6 +227,8 @@ CONFIG_KEYS: dict[str, _Key] = {
     "tools.override": _Key("tools_override", _expect_strs),
     "audit.path": _Key("audit_log", _expect_str, "path"),
     "audit.redact_keys": _Key("audit_redact_keys", _expect_strs),
+    "mcp.token_file": _Key("mcp_token_file", _expect_str, "path"),
+    "mcp.allowed_hosts": _Key("mcp_allowed_hosts", _expect_strs),
     "lsp.enabled": _Key("lsp_enabled", _expect_bool),
     "lsp.on_view": _Key("lsp_on_view", _expect_bool),
     "lsp.servers": _Key("lsp_servers", _expect_table),
