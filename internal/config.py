@@ -145,6 +145,10 @@ class Config:
     audit_redact_keys: list[str] = field(default_factory=list)
     #: Seconds without a call after which a CLI ``--session`` host process exits.
     session_host_idle_s: int = DEFAULT_SESSION_HOST_IDLE_S
+    #: MCP over HTTP: a file holding the bearer token(s), and extra Host names clients may use
+    #: (see internal/mcp_guard.py and docs/security.md).
+    mcp_token_file: Path | None = None
+    mcp_allowed_hosts: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.syntax_gate not in ("refuse", "warn", "off"):
@@ -259,6 +263,8 @@ CONFIG_KEYS: dict[str, _Key] = {
     "audit.path": _Key("audit_log", _expect_str, "path"),
     "audit.redact_keys": _Key("audit_redact_keys", _expect_strs),
     "edit.syntax_gate": _Key("syntax_gate", _expect_choice("refuse", "warn", "off")),
+    "mcp.token_file": _Key("mcp_token_file", _expect_str, "path"),
+    "mcp.allowed_hosts": _Key("mcp_allowed_hosts", _expect_strs),
     "lsp.enabled": _Key("lsp_enabled", _expect_bool),
     "lsp.on_view": _Key("lsp_on_view", _expect_bool),
     "lsp.idle_timeout": _Key("lsp_idle_s", _expect_int(0)),

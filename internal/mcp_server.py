@@ -608,16 +608,6 @@ def main(argv: list[str] | None = None) -> int:
             f"'{_MISSING_SDK}'). Install the extra: pip install 'toolsmith[mcp]' (a checkout's `make run` does).\n"
         )
         return 2
-    tokens = _tokens(args)
-    if tokens is None:
-        return 2
-    if args.http and not is_loopback(args.host) and not (args.allow_remote and tokens):
-        sys.stderr.write(
-            f"toolsmith-mcp: refusing to listen on {args.host}: whoever reaches this server can run commands and "
-            "change files. Bind 127.0.0.1 (the default), or pass --allow-remote with a bearer token (--token, "
-            "--token-file or $TOOLSMITH_MCP_TOKEN; at least 16 random characters).\n"
-        )
-        return 2
     workspace = Path(args.cwd)
     if not workspace.is_dir():
         sys.stderr.write(f"toolsmith-mcp: --cwd {args.cwd} is not a directory\n")
@@ -629,6 +619,16 @@ def main(argv: list[str] | None = None) -> int:
         config = Config.load(workspace, file=args.config, **overrides)
     except ConfigError as exc:
         sys.stderr.write(f"toolsmith-mcp: {exc}\n")
+        return 2
+    tokens = _tokens(args, config)
+    if tokens is None:
+        return 2
+    if args.http and not is_loopback(args.host) and not (args.allow_remote and tokens):
+        sys.stderr.write(
+            f"toolsmith-mcp: refusing to listen on {args.host}: whoever reaches this server can run commands and "
+            "change files. Bind 127.0.0.1 (the default), or pass --allow-remote with a bearer token (--token, "
+            "--token-file, $TOOLSMITH_MCP_TOKEN or [mcp] token_file; at least 16 random characters).\n"
+        )
         return 2
     audit_path = Path(args.audit_log).absolute() if args.audit_log else config.audit_log
     audit = AuditLog(audit_path, config.audit_redact_keys) if audit_path else None
@@ -652,7 +652,11 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.flush()
             asyncio.run(
                 _serve_http_until_signalled(
-                    server, sock, remote=not is_loopback(args.host), tokens=tokens, extra_hosts=args.allowed_host
+                    server,
+                    sock,
+                    remote=not is_loopback(args.host),
+                    tokens=tokens,
+                    extra_hosts=[*args.allowed_host, *config.mcp_allowed_hosts],
                 )
             )
         else:
@@ -686,12 +690,16 @@ async def _serve_stdio_until_signalled(server: ToolsmithServer) -> None:
         await task
 
 
-def _tokens(args: argparse.Namespace) -> list[str] | None:
-    """The bearer tokens from the flags or the environment; None (after a message) when unusable."""
+def _tokens(args: argparse.Namespace, config: Config) -> list[str] | None:
+    """The bearer tokens from the flags, the environment or the config's ``[mcp] token_file``;
+    None (after a message) when unusable."""
     from .mcp_guard import GuardConfigError, read_tokens
 
+    token_file = args.token_file or (str(config.mcp_token_file) if config.mcp_token_file else None)
     try:
-        return read_tokens(args.token, args.token_file)
+        if args.token or args.token_file:
+            return read_tokens(args.token, token_file)
+        return read_tokens(None, None) or read_tokens(None, token_file)
     except GuardConfigError as exc:
         sys.stderr.write(f"toolsmith-mcp: {exc}\n")
         return None

@@ -11,8 +11,8 @@ With ``[bash] sandbox = true`` every command runs inside ``bwrap``:
   mount point, and so is every directory between it and the workspace root, so none can be
   renamed away and replaced by a copy (``mv .git x`` fails with EBUSY);
 - a workspace without ``.git`` gets an empty read-only ``.git`` mount, so ``git init`` there
-  fails instead of planting metadata the host's git would trust (the empty directory stays; git
-  ignores an empty ``.git``). A repository created deeper (``git init sub``) cannot be prevented
+  fails instead of planting metadata the host's git would trust (the empty mount point is
+  removed after the command). A repository created deeper (``git init sub``) cannot be prevented
   by a mount; :func:`new_git_dirs` finds it after the command and the result reports it;
 - no network at all — loopback included, since the sandbox has its own network namespace —
   unless ``[bash] network = true``;
@@ -24,6 +24,7 @@ decides what a command can reach.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -182,7 +183,15 @@ def _scan(base: Path) -> list[Path]:
 
 
 def new_git_dirs(before: set[Path], workspace: Path, writable: list[Path] | None = None) -> list[Path]:
-    """Git metadata that appeared during a command (a ``git init sub`` the mounts cannot stop)."""
+    """Git metadata that appeared during a command (a ``git init sub`` the mounts cannot stop).
+
+    The empty ``.git`` mount point left in a workspace without one is removed first (it is not
+    metadata, and an empty ``.git`` would make ripgrep start honouring .gitignore files there).
+    """
+    empty = workspace / ".git"
+    if empty not in before:
+        with contextlib.suppress(OSError):
+            empty.rmdir()  # only when empty: anything a command put there stays, and is reported
     return sorted(git_metadata(workspace, writable) - before)
 
 

@@ -108,6 +108,17 @@ def test_tokens_are_required_and_sessions_belong_to_their_token(
     assert other.status_code == 403 and "another token" in other.text
 
 
+def test_token_and_hosts_from_the_config_file(workspace: Path, tmp_path: Path, servers: list[Server]) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN_A + "\n")
+    config = tmp_path / "mcp.toml"
+    config.write_text(f'[mcp]\ntoken_file = "{token_file}"\nallowed_hosts = ["box.internal"]\n')
+    server = Server(workspace, tmp_path, "--config", str(config))
+    servers.append(server)
+    assert server.post(INITIALIZE, host="box.internal").status_code == 401
+    assert server.post(INITIALIZE, host="box.internal", authorization=f"Bearer {TOKEN_A}").status_code == 200
+
+
 def test_allow_remote_without_a_token_does_not_start(workspace: Path, tmp_path: Path) -> None:
     command = [sys.executable, "-m", "cmd.mcp", "--http", "--host", "0.0.0.0", "--port", "0", "--allow-remote",
                "--cwd", str(workspace), "--no-lsp"]  # fmt: skip

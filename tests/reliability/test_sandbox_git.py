@@ -95,8 +95,12 @@ def test_git_init_in_a_workspace_without_git_is_prevented(
     result = bash(workspace, f"git init -q . && git config core.fsmonitor {program}")
     assert "Exit code" in result.content
     assert not (workspace / ".git" / "config").exists()
+    assert not (workspace / ".git").exists()  # the empty mount point is cleaned up
+    assert "created git metadata" not in result.content
     git("status", cwd=workspace)
     assert not marker.exists()
+    plain = bash(workspace, "echo ok")
+    assert "created git metadata" not in plain.content and not (workspace / ".git").exists()
 
 
 def test_nested_repos_are_read_only_and_new_ones_are_reported(
