@@ -152,7 +152,8 @@ async def authorize_job_input(job: Job, text: str, ctx: ToolContext, *, tool: st
     interpreter job is code: permission is asked. Anything else (a prompt's answer) passes."""
     names = {os.path.basename(words[0]) for words in policy.analyse(job.command).commands if words}
     if names & policy.SHELLS:
-        for line in text.replace("\r", "\n").split("\n"):
+        for raw in text.replace("\r", "\n").split("\n"):
+            line = "".join(c for c in raw if c >= " " or c == "\t")  # Ctrl-C, Ctrl-D are keys, not commands
             if line.strip():
                 await authorize_command(line, ctx, tool=tool, description=f"input to job {job.id}: {line}")
     elif any(name.startswith(INTERPRETERS) for name in names):

@@ -290,3 +290,20 @@ def test_jobs_run_inside_the_sandbox(workspace: Path, tmp_path: Path) -> None:
     job = asyncio.run(main())
     assert not job.is_error, job.content
     assert not (outside / "x").exists() and (workspace / "in.txt").read_text() == "inside\n"
+
+
+def test_a_one_shot_cli_job_ends_with_the_cli_process(workspace: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    from tests.processes.test_supervisor import MARK
+
+    root = Path(__file__).resolve().parents[2]
+    params = json.dumps({"command": f"setsid sleep {MARK} & sleep {MARK}", "run_in_background": True})
+    proc = subprocess.run(
+        [sys.executable, "-m", "cmd.tools", "--cwd", str(workspace), "bash", params],
+        cwd=root, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert "Started background job j1" in proc.stdout, proc.stdout + proc.stderr
+    assert leftovers() == []
