@@ -283,3 +283,26 @@ def test_an_already_invalid_notebook_is_named_as_such(run: Runner, workspace: Pa
     # A text edit that repairs it is allowed.
     ok(run("edit", {"file_path": str(path), "old_string": ', "bogus": 1', "new_string": ""}))
     ok(run("notebook_edit", {"file_path": str(path), "cell_index": 0, "new_source": "b"}))
+
+
+def test_images_are_capped_per_view_and_by_size(run: Runner, workspace: Path) -> None:
+    from toolsmith.documents import MAX_IMAGES_PER_VIEW
+
+    jpeg = base64.b64encode(b"\xff\xd8\xff\xe0" + b"\x00" * 16).decode()
+    path = workspace / "plots.ipynb"
+    count = MAX_IMAGES_PER_VIEW + 2
+    outputs = [nbformat.v4.new_output("display_data", data={"image/jpeg": jpeg}) for _ in range(count)]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("plot()", outputs=outputs)])
+    nbformat.write(nb, str(path))
+    response = ok(run("view", {"file_path": str(path)}))
+    assert len(response.images) == MAX_IMAGES_PER_VIEW
+    assert all(i.media_type == "image/jpeg" and i.data_base64 == jpeg for i in response.images)
+    assert response.content.count(f"this view already has {MAX_IMAGES_PER_VIEW} images") == 2
+    from toolsmith.llm.tools.view import MAX_IMAGE_BYTES
+
+    big = workspace / "big_plot.ipynb"
+    huge = base64.b64encode(b"\x89PNG" + b"\x00" * MAX_IMAGE_BYTES).decode()
+    output = nbformat.v4.new_output("display_data", data={"image/png": huge, "text/plain": "<Figure>"})
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("p()", outputs=[output])]), str(big))
+    too_big = ok(run("view", {"file_path": str(big)}))
+    assert too_big.images == [] and "larger than the" in too_big.content and "<Figure>" in too_big.content
