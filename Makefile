@@ -17,6 +17,7 @@ $(STAMP): pyproject.toml
 # A real tool call on this repository: where are the tools defined?
 run: $(STAMP)
 	$(PY) -m cmd.tools grep '{"pattern": "^class \\w+Tool\\(Tool\\)", "path": "internal/llm/tools"}'
+	@echo "The commands are in .venv: 'source .venv/bin/activate' puts toolsmith and toolsmith-mcp on PATH (or run .venv/bin/toolsmith)."
 
 test: lint typecheck unit
 

@@ -193,6 +193,8 @@ class ToolsmithServer:
         if key not in self.sessions and len(self.sessions) >= self.max_sessions:
             return _result(self._too_many_sessions())
         entry = await self._entry(key, ctx)
+        if entry is None:
+            return _result(self._too_many_sessions())
         entry.running += 1
         entry.calls += 1
         reporter = _ProgressReporter(ctx)
@@ -222,7 +224,8 @@ class ToolsmithServer:
 
     # --- sessions -----------------------------------------------------------------------------
 
-    async def _entry(self, key: str, ctx: ServerRequestContext[Any]) -> _Entry:
+    async def _entry(self, key: str, ctx: ServerRequestContext[Any]) -> _Entry | None:
+        """The session of ``key``, created on its first call; None when that would pass the limit."""
         entry = self.sessions.get(key)
         if entry is not None:
             return entry
@@ -232,6 +235,8 @@ class ToolsmithServer:
         roots = await _client_roots(ctx)
         entry = self.sessions.get(key)
         if entry is None:
+            if len(self.sessions) >= self.max_sessions:  # other first calls won the race meanwhile
+                return None
             entry = self.sessions[key] = _Entry(self._new_session(roots))
         return entry
 

@@ -218,8 +218,8 @@ class Session:
         from .fsutil.commit import commit
 
         self._recover()
-        log_ = self._change_log
-        planned, conflicts, kept = await asyncio.to_thread(log_.plan_rewind, checkpoint_id, force=force)
+        change_log = self._change_log
+        planned, conflicts, kept = await asyncio.to_thread(change_log.plan_rewind, checkpoint_id, force=force)
         ctx = self.ctx
         if planned:
             stats = await asyncio.to_thread(
@@ -231,7 +231,7 @@ class Session:
                     ctx.files.record_read(change.path, change.data, stats[change.path])
                 else:
                     ctx.files.forget(change.path)
-        await asyncio.to_thread(log_.rewound, checkpoint_id, kept)
+        await asyncio.to_thread(change_log.rewound, checkpoint_id, kept)
         return RewindResult(checkpoint_id, [c.path for c in planned], conflicts)
 
     def tools(self, policy: ToolPolicy | None = None) -> list[ToolInfo]:

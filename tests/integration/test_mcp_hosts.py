@@ -144,3 +144,30 @@ def test_the_server_module_loads_no_tool_before_initialize() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_one_shot_sessions_close_sooner_than_busy_ones_and_running_ones_stay(workspace: Path) -> None:
+    from toolsmith.config import Config
+    from toolsmith.mcp_server import ONE_SHOT_IDLE_S, ToolsmithServer, _Entry
+    from toolsmith.session import Session
+
+    server = ToolsmithServer(workspace, Config(lsp_enabled=False), session_idle_s=10 * ONE_SHOT_IDLE_S)
+
+    def entry(calls: int, idle_s: float, running: int = 0) -> _Entry:
+        made = _Entry(Session(workspace, config=Config(lsp_enabled=False)), calls=calls, running=running)
+        made.last_used -= idle_s
+        return made
+
+    async def main() -> list[str]:
+        server.sessions = {
+            "one-shot, idle": entry(1, ONE_SHOT_IDLE_S + 5),
+            "busy, as idle": entry(7, ONE_SHOT_IDLE_S + 5),
+            "busy, idle past the limit": entry(7, 10 * ONE_SHOT_IDLE_S + 5),
+            "running a long call": entry(1, 10 * ONE_SHOT_IDLE_S + 5, running=1),
+        }
+        await server.reap_idle_once()
+        left = sorted(server.sessions)
+        await server.close()
+        return left
+
+    assert run(main()) == ["busy, as idle", "running a long call"]
