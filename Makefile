@@ -43,10 +43,10 @@ system-deps:
 lint: $(STAMP)
 	$(PY) -m ruff check .
 
-# mypy cannot see through the editable install's import hook; it checks internal/ as `toolsmith`
+# mypy cannot see through the editable install's import hook; it checks internal/ as `agent_toolsmith`
 # through a link (see [tool.mypy] in pyproject.toml).
 typecheck: $(STAMP)
-	@mkdir -p .typecheck && ln -sfn ../internal .typecheck/toolsmith
+	@mkdir -p .typecheck && ln -sfn ../internal .typecheck/agent_toolsmith
 	$(PY) -m mypy
 
 # pytest exits 5 when it collects nothing: that is a broken suite here, never a pass.

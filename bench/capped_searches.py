@@ -12,9 +12,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from agent_toolsmith.config import Config
+from agent_toolsmith.session import Session
 from search import generate_tree
-from toolsmith.config import Config
-from toolsmith.session import Session
 
 CALLS = 1002
 TIMEOUT_S = 30

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+from agent_toolsmith.config import Config
+from agent_toolsmith.session import Session
 from pypdf import PdfReader
-from toolsmith.config import Config
-from toolsmith.session import Session
 
 from tests.pdf_writer import text_pdf
 

@@ -19,8 +19,8 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from toolsmith.fsutil.textio import TextFile, normalize_eol
-from toolsmith.textmatch import EditError, EditRequest, apply_edits
+from agent_toolsmith.fsutil.textio import TextFile, normalize_eol
+from agent_toolsmith.textmatch import EditError, EditRequest, apply_edits
 
 SEED = 1234
 FILES = 60

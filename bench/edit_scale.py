@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from toolsmith.config import Config
-from toolsmith.session import Session
+from agent_toolsmith.config import Config
+from agent_toolsmith.session import Session
 
 RUNS = 9
 

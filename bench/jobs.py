@@ -24,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from toolsmith.config import Config
-from toolsmith.session import Session
+from agent_toolsmith.config import Config
+from agent_toolsmith.session import Session
 
 RUNS = 15
 #: Hang guard for one raw read.

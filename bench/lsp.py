@@ -21,10 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from toolsmith.config import Config
-from toolsmith.lsp.manager import LspManager
-from toolsmith.session import Session
-from toolsmith.state import StateDir
+from agent_toolsmith.config import Config
+from agent_toolsmith.lsp.manager import LspManager
+from agent_toolsmith.session import Session
+from agent_toolsmith.state import StateDir
 
 RUNS = 8
 CLI_RUNS = 5

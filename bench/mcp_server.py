@@ -20,10 +20,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from agent_toolsmith.config import Config
+from agent_toolsmith.session import Session
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from toolsmith.config import Config
-from toolsmith.session import Session
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = 30

@@ -21,9 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from toolsmith.config import Config
-from toolsmith.ripgrep import find_rg
-from toolsmith.session import Session
+from agent_toolsmith.config import Config
+from agent_toolsmith.ripgrep import find_rg
+from agent_toolsmith.session import Session
 
 RUNS = 21
 STDLIB = Path(sysconfig.get_path("stdlib"))

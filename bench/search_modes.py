@@ -21,9 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from agent_toolsmith.config import Config
+from agent_toolsmith.session import Session
 from search import COMMON, STDLIB, generate_tree, rg
-from toolsmith.config import Config
-from toolsmith.session import Session
 
 RUNS = 11
 TARGET = 1.3

@@ -32,9 +32,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from toolsmith.config import Config
-from toolsmith.session import Session
-from toolsmith.syntax import SyntaxCache, judge
+from agent_toolsmith.config import Config
+from agent_toolsmith.session import Session
+from agent_toolsmith.syntax import SyntaxCache, judge
 
 SEED = 2323
 FILES = 40

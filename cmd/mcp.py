@@ -1,5 +1,5 @@
 """``python -m cmd.mcp`` from the repository root: the MCP server. All logic lives in
-toolsmith.mcp_server."""
+agent_toolsmith.mcp_server."""
 
 import sys
 
@@ -7,7 +7,7 @@ from . import source_tree
 
 source_tree.make_importable()
 
-from toolsmith.mcp_server import main  # noqa: E402 - importable only after the line above
+from agent_toolsmith.mcp_server import main  # noqa: E402 - importable only after the line above
 
 if __name__ == "__main__":
     sys.exit(main())

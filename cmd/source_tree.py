@@ -1,6 +1,6 @@
-"""Run the entry points from a checkout: load ``internal/`` as the package ``toolsmith``.
+"""Run the entry points from a checkout: load ``internal/`` as the package ``agent_toolsmith``.
 
-Installed, the source directory ``internal/`` is the package ``toolsmith`` (pyproject's
+Installed, the source directory ``internal/`` is the package ``agent_toolsmith`` (pyproject's
 ``package-dir``). From the repository root, ``python -m cmd.tools`` should run this checkout's
 code whether or not (and whichever version) is installed, so the package is loaded from here
 under its installed name. Its imports are relative, so the name is all it needs.
@@ -22,13 +22,13 @@ RUNTIME_MODULES = (
 
 
 def make_importable() -> None:
-    if "toolsmith" not in sys.modules:
+    if "agent_toolsmith" not in sys.modules:
         spec = importlib.util.spec_from_file_location(
-            "toolsmith", SOURCE / "__init__.py", submodule_search_locations=[str(SOURCE)]
+            "agent_toolsmith", SOURCE / "__init__.py", submodule_search_locations=[str(SOURCE)]
         )
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
-        sys.modules["toolsmith"] = module
+        sys.modules["agent_toolsmith"] = module
         spec.loader.exec_module(module)
     missing = [name for name in RUNTIME_MODULES if importlib.util.find_spec(name) is None]
     if missing:

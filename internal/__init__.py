@@ -1,6 +1,6 @@
 """Toolsmith: tools for coding agents. The public surface, imported lazily on first use:
 
-from toolsmith import Session, Config, CancelToken, Decision, PermissionRequest, ToolPolicy, ToolResponse
+from agent_toolsmith import Session, Config, CancelToken, Decision, PermissionRequest, ToolPolicy, ToolResponse
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 # A library logs, the application decides where to: without this, warnings of ours (and of pygls,
-# which the LSP client forwards to "toolsmith.lsp") would reach stderr through Python's
+# which the LSP client forwards to "agent_toolsmith.lsp") would reach stderr through Python's
 # last-resort handler in an embedding process that configured no logging.
 logging.getLogger("toolsmith").addHandler(logging.NullHandler())
 
@@ -69,4 +69,4 @@ def __getattr__(name: str) -> Any:
     # Lazy, so `python -m cmd.tools view` does not import what it does not use.
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name], __name__), name)
-    raise AttributeError(f"module 'toolsmith' has no attribute {name!r}")
+    raise AttributeError(f"module 'agent_toolsmith' has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""``python -m toolsmith``: the CLI."""
+"""``python -m agent_toolsmith``: the CLI."""
 
 import sys
 

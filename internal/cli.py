@@ -7,7 +7,7 @@
     toolsmith --session ID --checkpoint | --changes CHECKPOINT | --rewind CHECKPOINT [--force]
     toolsmith [--cwd DIR] --session ID --end
 
-(``python -m toolsmith`` and, from the repository root, ``python -m cmd.tools`` are the same.)
+(``python -m agent_toolsmith`` and, from the repository root, ``python -m cmd.tools`` are the same.)
 Exit codes: 0 the tool succeeded, 1 the tool returned an error, 2 usage or invalid parameters.
 With ``--session`` the session's state (files read, shell cwd/env) is kept under the state
 directory between invocations, so ``view`` then ``edit`` works from a script; the calls run in

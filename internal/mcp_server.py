@@ -610,7 +610,8 @@ def main(argv: list[str] | None = None) -> int:
     if _MISSING_SDK is not None:
         sys.stderr.write(
             f"toolsmith-mcp: the MCP SDK is not installed in this Python ({sys.executable}; missing module "
-            f"'{_MISSING_SDK}'). Install the extra: pip install 'toolsmith[mcp]' (a checkout's `make run` does).\n"
+            f"'{_MISSING_SDK}'). Install the extra: pip install 'agent-toolsmith[mcp]' (a checkout's `make run` "
+            "does).\n"
         )
         return 2
     workspace = Path(args.cwd)

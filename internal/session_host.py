@@ -1,6 +1,6 @@
 """The per-session host process behind CLI ``--session ID`` calls (docs/cli-session-host.md).
 
-One long-lived process per session id holds one :class:`~toolsmith.session.Session`, so its
+One long-lived process per session id holds one :class:`~agent_toolsmith.session.Session`, so its
 language servers stay warm and whatever it runs (background jobs) outlives the CLI call that
 started it. The CLI side (:func:`run_call`, :func:`end_host`) uses the standard library only:
 a ``--session`` call must not pay for the tool modules the host has already imported.
@@ -253,16 +253,16 @@ def _remove_stale(paths: HostPaths) -> None:
             paths.pid_file.unlink()
 
 
-#: Loads this very package (installed, or a checkout's internal/ as ``toolsmith``) in the new
+#: Loads this very package (installed, or a checkout's internal/ as ``agent_toolsmith``) in the new
 #: process, so the host runs the same code as the CLI that starts it.
 _BOOTSTRAP = (
     "import importlib.util, sys\n"
-    "spec = importlib.util.spec_from_file_location('toolsmith', sys.argv[1] + '/__init__.py',"
+    "spec = importlib.util.spec_from_file_location('agent_toolsmith', sys.argv[1] + '/__init__.py',"
     " submodule_search_locations=[sys.argv[1]])\n"
     "module = importlib.util.module_from_spec(spec)\n"
-    "sys.modules['toolsmith'] = module\n"
+    "sys.modules['agent_toolsmith'] = module\n"
     "spec.loader.exec_module(module)\n"
-    "from toolsmith.session_host import host_main\n"
+    "from agent_toolsmith.session_host import host_main\n"
     "sys.exit(host_main(sys.argv[2], sys.argv[3]))\n"
 )
 

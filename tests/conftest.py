@@ -99,9 +99,9 @@ def _marked_processes(needle: bytes) -> Iterator[tuple[int, str]]:
             continue
         yield int(entry), cmdline.strip()
 
-from toolsmith.config import Config  # noqa: E402
-from toolsmith.llm.tools.tools import ToolResponse  # noqa: E402
-from toolsmith.session import Session  # noqa: E402
+from agent_toolsmith.config import Config  # noqa: E402
+from agent_toolsmith.llm.tools.tools import ToolResponse  # noqa: E402
+from agent_toolsmith.session import Session  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -146,7 +146,7 @@ def _no_session_host_left(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     """CLI ``--session`` calls start host processes that outlive them: end every one a test
     started (found by its state directory below this run's temporary root)."""
     yield
-    from toolsmith.session_host import end_host, running_hosts
+    from agent_toolsmith.session_host import end_host, running_hosts
 
     for paths in running_hosts(tmp_path_factory.getbasetemp()):
         end_host(paths)

@@ -6,13 +6,13 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import toolsmith
-from toolsmith import CancelToken, Config, Decision, PermissionRequest, Session
+import agent_toolsmith
+from agent_toolsmith import CancelToken, Config, Decision, PermissionRequest, Session
 
 
 def test_public_surface_exports() -> None:
-    for name in toolsmith.__all__:
-        assert getattr(toolsmith, name) is not None
+    for name in agent_toolsmith.__all__:
+        assert getattr(agent_toolsmith, name) is not None
 
 
 def test_readme_example_flow(workspace: Path) -> None:
@@ -43,11 +43,11 @@ def test_readme_example_flow(workspace: Path) -> None:
 
 
 def test_all_matches_the_lazy_exports() -> None:
-    assert sorted(toolsmith.__all__) == sorted(toolsmith._EXPORTS)
+    assert sorted(agent_toolsmith.__all__) == sorted(agent_toolsmith._EXPORTS)
 
 
 def test_a_tool_policy_offers_a_subset_and_refuses_the_rest(workspace: Path) -> None:
-    from toolsmith import ToolPolicy
+    from agent_toolsmith import ToolPolicy
 
     (workspace / "a.txt").write_text("x\n")
     everything = Session(workspace, config=Config(lsp_enabled=False))

@@ -12,9 +12,9 @@ import threading
 from pathlib import Path
 
 import pytest
-from toolsmith.audit import REDACTED, AuditLog
-from toolsmith.config import Config
-from toolsmith.session import Session
+from agent_toolsmith.audit import REDACTED, AuditLog
+from agent_toolsmith.config import Config
+from agent_toolsmith.session import Session
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from toolsmith.config import Config
-from toolsmith.errors import ToolError
-from toolsmith.session import Session
+from agent_toolsmith.config import Config
+from agent_toolsmith.errors import ToolError
+from agent_toolsmith.session import Session
 
 
 def _session(workspace: Path, **kwargs: Any) -> Session:

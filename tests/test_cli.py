@@ -91,7 +91,7 @@ def test_document_parsers_load_only_for_documents(workspace: Path) -> None:
 
 
 def test_version_and_unknown_tool_suggestion(workspace: Path) -> None:
-    from toolsmith import __version__
+    from agent_toolsmith import __version__
 
     assert cli("--version").stdout == f"toolsmith {__version__}\n"
     typo = cli("--cwd", str(workspace), "veiw", "{}")

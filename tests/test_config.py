@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
-from toolsmith.config import CONFIG_KEYS, Config, ConfigError
-from toolsmith.lsp.servers import configured_servers
-from toolsmith.session import Session
+from agent_toolsmith.config import CONFIG_KEYS, Config, ConfigError
+from agent_toolsmith.lsp.servers import configured_servers
+from agent_toolsmith.session import Session
 
 from tests.test_cli import cli
 
@@ -147,7 +147,7 @@ def test_the_lsp_idle_timeout_is_a_config_key(workspace: Path) -> None:
 
 
 def test_max_jobs_is_a_bash_key(tmp_path: Path) -> None:
-    from toolsmith.config import DEFAULT_MAX_JOBS, ConfigError
+    from agent_toolsmith.config import DEFAULT_MAX_JOBS, ConfigError
 
     assert Config().max_jobs == DEFAULT_MAX_JOBS == 16
     (tmp_path / "c.toml").write_text("[bash]\nmax_jobs = 3\n")

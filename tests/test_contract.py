@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_toolsmith.errors import ToolError
+from agent_toolsmith.file_tracker import FileTracker
+from agent_toolsmith.llm.tools.tools import all_tools, run_tool
+from agent_toolsmith.permission import Decision, PermissionRequest, PermissionService
 from hypothesis import given
 from hypothesis import strategies as st
-from toolsmith.errors import ToolError
-from toolsmith.file_tracker import FileTracker
-from toolsmith.llm.tools.tools import all_tools, run_tool
-from toolsmith.permission import Decision, PermissionRequest, PermissionService
 
 from tests.conftest import make_session
 
@@ -51,7 +51,7 @@ def test_arbitrary_json_to_every_tool_never_raises(tool: str, params: Any) -> No
     """
     import tempfile
 
-    from toolsmith.permission import read_only_policy
+    from agent_toolsmith.permission import read_only_policy
 
     ws = Path(tempfile.mkdtemp())
     session = make_session(ws, asker=read_only_policy)
@@ -85,7 +85,7 @@ def test_unknown_tool(workspace: Path) -> None:
 
 
 def test_unexpected_exception_becomes_short_error(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolsmith.llm.tools import view
+    from agent_toolsmith.llm.tools import view
 
     async def boom(params: Any, ctx: Any) -> Any:
         raise RuntimeError("kaboom")

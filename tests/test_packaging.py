@@ -1,4 +1,5 @@
-"""What `pip install .` gives a user: one package `toolsmith`, usable beside their own `internal`/`cmd`."""
+"""What `pip install .` gives a user: one package `agent_toolsmith` (distribution `agent-toolsmith`), usable
+beside their own `internal`/`cmd`; the commands keep the name `toolsmith`."""
 
 from __future__ import annotations
 
@@ -23,23 +24,23 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         capture_output=True,
         timeout=300,
     )
-    (built,) = out.glob("toolsmith-*.whl")
+    (built,) = out.glob("agent_toolsmith-*.whl")
     return built
 
 
-def test_wheel_holds_only_the_toolsmith_package(wheel: Path) -> None:
+def test_wheel_holds_only_the_agent_toolsmith_package(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     top = {name.split("/")[0] for name in names}
-    assert {t for t in top if not t.endswith(".dist-info")} == {"toolsmith"}
+    assert {t for t in top if not t.endswith(".dist-info")} == {"agent_toolsmith"}
     packaged = {os.path.dirname(n) for n in names if n.endswith("/__init__.py")}
     source = set()
     for init in (ROOT / "internal").rglob("__init__.py"):
         relative = init.parent.relative_to(ROOT / "internal").as_posix()
-        source.add("toolsmith" if relative == "." else f"toolsmith/{relative}")
+        source.add("agent_toolsmith" if relative == "." else f"agent_toolsmith/{relative}")
     assert packaged == source, "pyproject's package list is out of date"
-    assert "toolsmith/py.typed" in names and "toolsmith/__main__.py" in names
+    assert "agent_toolsmith/py.typed" in names and "agent_toolsmith/__main__.py" in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "toolsmith = toolsmith.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "toolsmith = agent_toolsmith.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
 def test_fresh_venv_install_works_beside_a_users_own_internal_and_cmd(wheel: Path, tmp_path: Path) -> None:
@@ -65,18 +66,18 @@ def test_fresh_venv_install_works_beside_a_users_own_internal_and_cmd(wheel: Pat
         (project / package / "__init__.py").write_text(f"WHO = 'the user {package}'\n")
     (project / "notes.txt").write_text("hello\n")
     script = (
-        "import asyncio, internal, cmd, toolsmith\n"
-        "from toolsmith import Session, CancelToken, Config\n"
+        "import asyncio, internal, cmd, agent_toolsmith\n"
+        "from agent_toolsmith import Session, CancelToken, Config\n"
         "assert internal.WHO == 'the user internal' and cmd.WHO == 'the user cmd'\n"
-        "assert 'site-packages' in toolsmith.__file__, toolsmith.__file__\n"
+        "assert 'site-packages' in agent_toolsmith.__file__, agent_toolsmith.__file__\n"
         "r = asyncio.run(Session('.', config=Config(lsp_enabled=False)).run('view', {'file_path': 'notes.txt'}))\n"
         "print(r.content)\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     used = subprocess.run([str(python), "-c", script], cwd=project, capture_output=True, text=True, timeout=60, env=env)
     assert used.returncode == 0 and "     1|hello" in used.stdout, used.stderr
-    listed = subprocess.run([str(python), "-m", "toolsmith", "--list"], cwd=project, capture_output=True, text=True,
-                            timeout=60, env=env)  # fmt: skip
+    listed = subprocess.run([str(python), "-m", "agent_toolsmith", "--list"], cwd=project, capture_output=True,
+                            text=True, timeout=60, env=env)  # fmt: skip
     assert listed.returncode == 0 and listed.stdout.startswith("bash ")
     script_run = subprocess.run([str(venv / "bin" / "toolsmith"), "view", '{"file_path": "notes.txt"}'], cwd=project,
                                 capture_output=True, text=True, timeout=60, env=env)  # fmt: skip

@@ -11,16 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_toolsmith.config import Config
+from agent_toolsmith.diff.patch import parse_patch
+from agent_toolsmith.llm.profiles import PROFILES, ProfileTool, profile_tools
+from agent_toolsmith.llm.profiles.codex import PATCH_GRAMMAR
+from agent_toolsmith.llm.providers import PROVIDERS, check_declaration, declarations, parse_tool_call, tool_result_for
+from agent_toolsmith.llm.tools.params import parse_params
+from agent_toolsmith.llm.tools.tools import get_tool
+from agent_toolsmith.session import Session
 from hypothesis import given
 from hypothesis import strategies as st
-from toolsmith.config import Config
-from toolsmith.diff.patch import parse_patch
-from toolsmith.llm.profiles import PROFILES, ProfileTool, profile_tools
-from toolsmith.llm.profiles.codex import PATCH_GRAMMAR
-from toolsmith.llm.providers import PROVIDERS, check_declaration, declarations, parse_tool_call, tool_result_for
-from toolsmith.llm.tools.params import parse_params
-from toolsmith.llm.tools.tools import get_tool
-from toolsmith.session import Session
 
 from tests.property.test_providers import _as_strict_mode_sends, _values
 from tests.tools.test_patch import make_patch, texts
@@ -197,7 +197,7 @@ def test_a_profile_edit_leaves_the_file_the_engine_edit_leaves(case: tuple[list[
 
 
 def test_the_mcp_server_offers_every_profile_and_speaks_it(tmp_path: Path) -> None:
-    from toolsmith.mcp_server import MCP_PROFILES, ToolsmithServer
+    from agent_toolsmith.mcp_server import MCP_PROFILES, ToolsmithServer
 
     assert MCP_PROFILES == PROFILES
     server = ToolsmithServer(tmp_path, Config(lsp_enabled=False), profile="codex")

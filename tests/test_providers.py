@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from toolsmith.llm.providers import (
+from agent_toolsmith.llm.providers import (
     PROVIDERS,
     ToolCall,
     check_declaration,
@@ -15,7 +15,7 @@ from toolsmith.llm.providers import (
     parse_tool_call,
     tool_result_for,
 )
-from toolsmith.llm.tools.tools import ImageAttachment, ToolInfo, ToolResponse
+from agent_toolsmith.llm.tools.tools import ImageAttachment, ToolInfo, ToolResponse
 
 FIXTURES = Path(__file__).resolve().parents[1] / "testdata" / "providers"
 

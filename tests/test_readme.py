@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from toolsmith.config import Config, read_config_file
-from toolsmith.llm.providers import declarations
-from toolsmith.llm.tools.tools import ToolRegistry
+from agent_toolsmith.config import Config, read_config_file
+from agent_toolsmith.llm.providers import declarations
+from agent_toolsmith.llm.tools.tools import ToolRegistry
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()

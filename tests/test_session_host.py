@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from toolsmith.session_host import HOST_ENV, HostPaths, end_host, running_hosts
+from agent_toolsmith.session_host import HOST_ENV, HostPaths, end_host, running_hosts
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Generous bound for any wait on a process (hang guard, not a timing assertion).
@@ -139,7 +139,7 @@ def test_concurrent_first_calls_start_exactly_one_host(workspace: Path) -> None:
 
 
 def _host_pids() -> list[int]:
-    from toolsmith.session_host import _BOOTSTRAP
+    from agent_toolsmith.session_host import _BOOTSTRAP
 
     return [
         int(c.parent.name)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from agent_toolsmith.textmatch import EditError, apply_plan, find, plan_edit
 from hypothesis import given
 from hypothesis import strategies as st
-from toolsmith.textmatch import EditError, apply_plan, find, plan_edit
 
 PY = """class A:
     def f(self, x):
@@ -296,7 +296,7 @@ def test_two_space_tabs_in_a_go_file() -> None:
 
 
 def test_mappings_that_disagree_on_new_string_are_refused() -> None:
-    from toolsmith.textmatch.indentation import _fit
+    from agent_toolsmith.textmatch.indentation import _fit
 
     # old_string indents one level with two spaces in a tab file, new_string with a tab: read as
     # two-column tabs it fits, read as levels of two spaces it cannot be placed — no guess.

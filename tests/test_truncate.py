@@ -6,10 +6,10 @@ import os
 import time
 from pathlib import Path
 
+from agent_toolsmith.state import StateDir
+from agent_toolsmith.truncate import SPILL_BUDGET_FILES, SpillingBuffer, new_spill_path, prune_spill_files
 from hypothesis import given
 from hypothesis import strategies as st
-from toolsmith.state import StateDir
-from toolsmith.truncate import SPILL_BUDGET_FILES, SpillingBuffer, new_spill_path, prune_spill_files
 
 CAP = 64
 
@@ -58,7 +58,7 @@ def test_spill_budget_deletes_oldest_first_across_sessions(tmp_path: Path) -> No
 
 
 def test_spill_budget_by_bytes(tmp_path: Path, monkeypatch: object) -> None:
-    import toolsmith.truncate as truncate
+    import agent_toolsmith.truncate as truncate
 
     directory = tmp_path / "output"
     directory.mkdir()

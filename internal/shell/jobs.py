@@ -1,7 +1,7 @@
 """Background jobs: commands that keep running between tool calls, read and fed by later calls.
 
 A job is a bash command started by ``bash`` with ``run_in_background``, in its own
-:class:`~toolsmith.proc.ProcessTree` owned by the session (so it dies with the session, with
+:class:`~agent_toolsmith.proc.ProcessTree` owned by the session (so it dies with the session, with
 this process, or by ``job_kill``; see docs/jobs.md). Its stdin is a pipe we hold, or with
 ``tty`` a pseudo-terminal, which is also its controlling terminal (so ``\\u0003`` interrupts it).
 

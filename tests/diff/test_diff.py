@@ -1,8 +1,8 @@
 from __future__ import annotations
 
+from agent_toolsmith.diff import generate_diff, trim_diff
 from hypothesis import given
 from hypothesis import strategies as st
-from toolsmith.diff import generate_diff, trim_diff
 
 from tests.helpers import apply_unified_diff
 
@@ -66,7 +66,7 @@ def _reference_diff(old: str, new: str, path: str) -> str:
     """The diff as this project always produced it: difflib over the whole file."""
     import difflib
 
-    from toolsmith.diff.diff import _hunk_range, _prefixed, split_lines
+    from agent_toolsmith.diff.diff import _hunk_range, _prefixed, split_lines
 
     a, b = split_lines(old), split_lines(new)
     out: list[str] = []
@@ -96,7 +96,7 @@ many_lines = st.lists(st.sampled_from(["a", "b", "c", "", "x", "y", "unique1", "
 @given(many_lines, st.lists(st.tuples(st.integers(0, 80), st.integers(0, 4), many_lines), max_size=4))
 def test_large_file_path_round_trips(base: list[str], edits: list[tuple[int, int, list[str]]]) -> None:
     """The windowed/anchored path (forced on small inputs) still gives a diff that applies exactly."""
-    import toolsmith.diff.diff as diff_module
+    import agent_toolsmith.diff.diff as diff_module
 
     new_lines = list(base)
     for at, removed, added in edits:

@@ -7,7 +7,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from toolsmith.fsutil.atomic import atomic_write
+from agent_toolsmith.fsutil.atomic import atomic_write
 
 
 def test_creates_parents_and_keeps_mode(tmp_path: Path) -> None:
@@ -35,7 +35,7 @@ CHILD = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from toolsmith.fsutil.atomic import atomic_write
+    from agent_toolsmith.fsutil.atomic import atomic_write
     target = Path(sys.argv[1])
     size = int(sys.argv[2])
     i = 0

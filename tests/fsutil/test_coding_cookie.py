@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from toolsmith.fsutil.textio import declared_encoding, decode_bytes
+from agent_toolsmith.fsutil.textio import declared_encoding, decode_bytes
 
 from tests.conftest import Runner
 

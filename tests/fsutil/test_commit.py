@@ -11,8 +11,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from toolsmith.errors import ToolError
-from toolsmith.fsutil.commit import Change, Committed, commit, recover
+from agent_toolsmith.errors import ToolError
+from agent_toolsmith.fsutil.commit import Change, Committed, commit, recover
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -144,7 +144,7 @@ CHILD = textwrap.dedent(
     """
     import os, signal, sys
     from pathlib import Path
-    from toolsmith.fsutil.commit import Change, commit
+    from agent_toolsmith.fsutil.commit import Change, commit
     ws, journal, kill_at = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
     calls = 0
 
@@ -216,7 +216,7 @@ def test_sigkill_at_every_step_recovers_to_old_or_new(dirs: tuple[Path, Path]) -
 def test_a_live_commits_journal_is_left_alone(dirs: tuple[Path, Path]) -> None:
     import fcntl
 
-    from toolsmith.fsutil.commit import workspace_key
+    from agent_toolsmith.fsutil.commit import workspace_key
 
     ws, journal = dirs
     live = journal / f"{workspace_key(ws)}-live.json"
@@ -235,8 +235,8 @@ def test_a_session_recovers_an_interrupted_commit_before_its_next_call(tmp_path:
     puts the files back (old or new) before it runs the next tool call."""
     import asyncio
 
-    from toolsmith.config import Config
-    from toolsmith.session import Session
+    from agent_toolsmith.config import Config
+    from agent_toolsmith.session import Session
 
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -3,9 +3,7 @@ from __future__ import annotations
 import codecs
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-from toolsmith.fsutil.textio import (
+from agent_toolsmith.fsutil.textio import (
     BinaryFileError,
     UndecodableFileError,
     UnencodableTextError,
@@ -14,6 +12,8 @@ from toolsmith.fsutil.textio import (
     looks_binary,
     new_text_file,
 )
+from hypothesis import given
+from hypothesis import strategies as st
 
 ENCODINGS = [
     ("utf-8", b""),

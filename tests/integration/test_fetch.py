@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_toolsmith.config import Config
+from agent_toolsmith.llm.tools.fetch import MAX_BODY_BYTES
 from hypothesis import given
 from hypothesis import strategies as st
-from toolsmith.config import Config
-from toolsmith.llm.tools.fetch import MAX_BODY_BYTES
 
 from tests.conftest import make_session
 
@@ -310,7 +310,7 @@ def test_the_timeout_ends_the_cli_process(workspace: Path, server: str) -> None:
 @given(html=st.text(alphabet="<>/ab &;#x\"=!-pre\n", max_size=400), feed=st.integers(1, 40))
 def test_text_conversion_is_the_same_fed_in_pieces(html: str, feed: int) -> None:
     """Feeding the streaming parser in chunks (so a stop check can run between them) changes nothing."""
-    from toolsmith.web import html as html_module
+    from agent_toolsmith.web import html as html_module
 
     whole = html_module.to_text(html)
     original = html_module.FEED_CHARS
@@ -322,8 +322,8 @@ def test_text_conversion_is_the_same_fed_in_pieces(html: str, feed: int) -> None
 
 
 def test_conversion_checks_for_a_stop_while_it_works() -> None:
-    from toolsmith.errors import ToolCancelled
-    from toolsmith.web.html import convert
+    from agent_toolsmith.errors import ToolCancelled
+    from agent_toolsmith.web.html import convert
 
     page = "<p>" + "<b>x</b>" * 20_000 + "</p>"
     for fmt in ("text", "markdown"):
@@ -357,7 +357,7 @@ def test_the_guard_connects_to_the_address_it_checked(server: str) -> None:
     """One resolution per connection; the socket goes to that very address (no second lookup
     that DNS rebinding could answer differently)."""
     import httpx
-    from toolsmith.web.guard import guarded_transport
+    from agent_toolsmith.web.guard import guarded_transport
 
     port = int(server.rsplit(":", 1)[1])
     answers = [["127.0.0.1"], ["10.9.9.9"]]  # a rebinding resolver: first answer checked, second never used
@@ -381,7 +381,7 @@ def test_the_guard_connects_to_the_address_it_checked(server: str) -> None:
         async with httpx.AsyncClient(transport=transport) as client:
             await client.get(f"http://elsewhere.example:{port}/plain")
 
-    from toolsmith.errors import ToolError
+    from agent_toolsmith.errors import ToolError
 
     asked.clear()
     answers[0] = ["127.0.0.1"]

@@ -8,8 +8,8 @@ import sys
 import uuid
 from pathlib import Path
 
-from toolsmith.config import Config
-from toolsmith.session import Session
+from agent_toolsmith.config import Config
+from agent_toolsmith.session import Session
 
 from tests.integration.test_lsp import MARKER_SERVER
 from tests.integration.test_mcp import WAIT_S, processes_with, until

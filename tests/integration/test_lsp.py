@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from toolsmith.config import Config
-from toolsmith.lsp.servers import find_executable
-from toolsmith.session import Session
+from agent_toolsmith.config import Config
+from agent_toolsmith.lsp.servers import find_executable
+from agent_toolsmith.session import Session
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKER_SERVER = ROOT / "testdata" / "lsp" / "marker_server.py"

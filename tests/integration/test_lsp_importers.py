@@ -5,8 +5,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from toolsmith.lsp.importers import go_import_path, importer_pattern
-from toolsmith.ripgrep import find_rg
+from agent_toolsmith.lsp.importers import go_import_path, importer_pattern
+from agent_toolsmith.ripgrep import find_rg
 
 
 def _rg(workspace: Path, changed: Path) -> set[str]:

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from toolsmith.config import Config
-from toolsmith.lsp.servers import find_executable
+from agent_toolsmith.config import Config
+from agent_toolsmith.lsp.servers import find_executable
 
 from tests.integration.test_lsp import Driver
 
@@ -30,7 +30,7 @@ def test_basedpyright_and_ruff_are_installed_by_the_dev_extra() -> None:
 def patient(monkeypatch: pytest.MonkeyPatch) -> None:
     """The machine may be loaded (basedpyright took 3.7 s for a 2-line file here): these tests
     check what the servers report, so the waits become hang guards and end on the server's signal."""
-    from toolsmith.lsp import manager
+    from agent_toolsmith.lsp import manager
 
     for name, seconds in (("WAIT_CAP_S", 25.0), ("OTHER_FILES_WAIT_S", 12.0), ("IMPORTERS_BUDGET_S", 12.0),
                           ("VIEW_COLD_CAP_S", 25.0), ("SETTLE_QUIET_S", 3.0)):  # fmt: skip

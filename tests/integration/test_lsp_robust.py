@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from toolsmith.config import Config
-from toolsmith.lsp.client import CLEAN_QUIET_S, LspClient
-from toolsmith.lsp.manager import WAIT_CAP_S, LspManager
-from toolsmith.lsp.servers import configured_servers
+from agent_toolsmith.config import Config
+from agent_toolsmith.lsp.client import CLEAN_QUIET_S, LspClient
+from agent_toolsmith.lsp.manager import WAIT_CAP_S, LspManager
+from agent_toolsmith.lsp.servers import configured_servers
 
 from tests.integration.test_lsp import MARKER_SERVER, Driver
 
@@ -143,8 +143,8 @@ def test_pygls_notices_never_reach_stderr(workspace: Path) -> None:
         "import asyncio, sys\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
         "from tests.integration.test_lsp_robust import marker\n"
-        "from toolsmith.config import Config\n"
-        "from toolsmith.session import Session\n"
+        "from agent_toolsmith.config import Config\n"
+        "from agent_toolsmith.session import Session\n"
         "async def main():\n"
         f"    s = Session({str(workspace)!r}, config=Config(lsp_servers={{'marker': marker()}}))\n"
         "    r = await s.run('write', {'file_path': 'x.mark', 'content': 'ERROR: e\\n'})\n"

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from toolsmith.config import Config
-from toolsmith.lsp import manager as lsp_manager
-from toolsmith.lsp.manager import LspManager
+from agent_toolsmith.config import Config
+from agent_toolsmith.lsp import manager as lsp_manager
+from agent_toolsmith.lsp.manager import LspManager
 
 from tests.integration.test_lsp import Driver
 from tests.integration.test_lsp_real import TS_SERVER
@@ -184,7 +184,7 @@ def test_a_vue_shaped_monorepo_has_one_root_and_no_false_errors(cold_ts: Path, m
 def test_a_navigation_request_that_runs_out_is_cancelled_and_the_server_kept(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolsmith.lsp import client as lsp_client
+    from agent_toolsmith.lsp import client as lsp_client
 
     monkeypatch.setattr(lsp_client, "REQUEST_TIMEOUT_S", 0.5)  # the hover takes 60 s: it runs out
     d = Driver(workspace, Config(lsp_servers={"marker": marker(HOVER_DELAY_MS="60000")}))

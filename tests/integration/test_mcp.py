@@ -19,10 +19,10 @@ from typing import Any
 
 import mcp_types as types
 import pytest
+from agent_toolsmith.config import Config
+from agent_toolsmith.session import Session
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from toolsmith.config import Config
-from toolsmith.session import Session
 
 from tests.integration.test_lsp import MARKER_SERVER
 

@@ -135,9 +135,9 @@ def test_the_server_module_loads_no_tool_before_initialize() -> None:
     """What `initialize` waits for is the SDK's import alone: the tools, the session and the
     language-server layer load on the first listing or call (bench/mcp_startup.py measures it)."""
     probe = (
-        "import sys, toolsmith.mcp_server as m; "
-        "print(sorted(n for n in sys.modules if n.startswith(('toolsmith.llm', 'toolsmith.session', "
-        "'toolsmith.lsp', 'toolsmith.shell'))))"
+        "import sys, agent_toolsmith.mcp_server as m; "
+        "print(sorted(n for n in sys.modules if n.startswith(('agent_toolsmith.llm', 'agent_toolsmith.session', "
+        "'agent_toolsmith.lsp', 'agent_toolsmith.shell'))))"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=WAIT_S, cwd=ROOT
@@ -147,9 +147,9 @@ def test_the_server_module_loads_no_tool_before_initialize() -> None:
 
 
 def test_one_shot_sessions_close_sooner_than_busy_ones_and_running_ones_stay(workspace: Path) -> None:
-    from toolsmith.config import Config
-    from toolsmith.mcp_server import ONE_SHOT_IDLE_S, ToolsmithServer, _Entry
-    from toolsmith.session import Session
+    from agent_toolsmith.config import Config
+    from agent_toolsmith.mcp_server import ONE_SHOT_IDLE_S, ToolsmithServer, _Entry
+    from agent_toolsmith.session import Session
 
     server = ToolsmithServer(workspace, Config(lsp_enabled=False), session_idle_s=10 * ONE_SHOT_IDLE_S)
 

@@ -8,10 +8,10 @@ import asyncio
 import time
 from pathlib import Path
 
+from agent_toolsmith.proc import ProcessSupervisor
+from agent_toolsmith.shell.jobs import Job, JobTable
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from toolsmith.proc import ProcessSupervisor
-from toolsmith.shell.jobs import Job, JobTable
 
 #: Hang guard for one piece of output to come back through `cat`.
 ECHO_TIMEOUT_S = 30.0

@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
-from toolsmith.cancel import CancelToken
-from toolsmith.proc import TREE_ENV, become_subreaper, process_table, spawn
+from agent_toolsmith.cancel import CancelToken
+from agent_toolsmith.proc import TREE_ENV, become_subreaper, process_table, spawn
 
 from tests.conftest import make_session
 

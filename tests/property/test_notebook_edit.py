@@ -10,10 +10,10 @@ import tempfile
 from pathlib import Path
 
 import nbformat
+from agent_toolsmith.config import Config
+from agent_toolsmith.session import Session
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from toolsmith.config import Config
-from toolsmith.session import Session
 
 SOURCES = st.text(st.characters(codec="utf-8"), max_size=200) | st.sampled_from(
     ["", "\n", "a\r\nb", "x\ry", "line\u2028sep", '"quoted" \\ back', "tab\there\n\n", "\x00\x1b[0m"]
@@ -113,7 +113,7 @@ def odd_layout(sources: list[str]) -> str:
 def test_an_odd_layout_is_kept_byte_for_byte_outside_the_edited_cell(
     existing: list[str], new_source: str, mode: str, pick: int
 ) -> None:
-    from toolsmith.documents.notebook import cell_spans
+    from agent_toolsmith.documents.notebook import cell_spans
 
     with tempfile.TemporaryDirectory() as tmp:
         workspace = Path(os.path.realpath(tmp))

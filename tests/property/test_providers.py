@@ -7,13 +7,13 @@ import string
 from pathlib import Path
 from typing import Any
 
+from agent_toolsmith.config import Config
+from agent_toolsmith.llm.providers import PROVIDERS, check_declaration, declarations
+from agent_toolsmith.llm.providers.strict import strict_schema
+from agent_toolsmith.llm.tools.params import parse_params
+from agent_toolsmith.llm.tools.tools import ToolInfo, ToolRegistry, all_tools
 from hypothesis import given
 from hypothesis import strategies as st
-from toolsmith.config import Config
-from toolsmith.llm.providers import PROVIDERS, check_declaration, declarations
-from toolsmith.llm.providers.strict import strict_schema
-from toolsmith.llm.tools.params import parse_params
-from toolsmith.llm.tools.tools import ToolInfo, ToolRegistry, all_tools
 
 NAMES = st.text(string.ascii_letters + "_", min_size=1, max_size=1).flatmap(
     lambda first: st.text(string.ascii_letters + string.digits + "_", max_size=20).map(lambda rest: first + rest)

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from toolsmith.config import Config
-from toolsmith.session import Session
+from agent_toolsmith.config import Config
+from agent_toolsmith.session import Session
 
 
 def session(workspace: Path) -> Session:

@@ -6,9 +6,9 @@ import asyncio
 import time
 from pathlib import Path
 
-from toolsmith.cancel import CancelToken
-from toolsmith.config import Config
-from toolsmith.session import Session
+from agent_toolsmith.cancel import CancelToken
+from agent_toolsmith.config import Config
+from agent_toolsmith.session import Session
 
 #: A hang guard, not a speed claim (how fast a cancel answers is measured in bench/): the edit
 #: itself runs for seconds, and the answer must not wait for it to finish.

@@ -12,11 +12,11 @@ import os
 from pathlib import Path
 
 import pytest
-from toolsmith.config import Config
-from toolsmith.llm.tools.glob import MAX_FILES_COLLECTED as GLOB_CAP
-from toolsmith.llm.tools.grep import MAX_MATCHES_COLLECTED as GREP_CAP
-from toolsmith.llm.tools.ls import MAX_FILES_COLLECTED as LS_CAP
-from toolsmith.session import Session
+from agent_toolsmith.config import Config
+from agent_toolsmith.llm.tools.glob import MAX_FILES_COLLECTED as GLOB_CAP
+from agent_toolsmith.llm.tools.grep import MAX_MATCHES_COLLECTED as GREP_CAP
+from agent_toolsmith.llm.tools.ls import MAX_FILES_COLLECTED as LS_CAP
+from agent_toolsmith.session import Session
 
 FILES = 60_000
 ROUNDS = 20

@@ -11,9 +11,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from toolsmith.config import Config
-from toolsmith.permission import Decision, PermissionRequest
-from toolsmith.session import Session
+from agent_toolsmith.config import Config
+from agent_toolsmith.permission import Decision, PermissionRequest
+from agent_toolsmith.session import Session
 
 SWAPPER = textwrap.dedent(
     """

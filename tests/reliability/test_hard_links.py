@@ -9,8 +9,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from toolsmith.config import Config
-from toolsmith.session import Session
+from agent_toolsmith.config import Config
+from agent_toolsmith.session import Session
 
 #: Generous per-call guard (a call takes milliseconds).
 CALL_TIMEOUT_S = 30.0

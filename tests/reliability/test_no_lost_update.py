@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from toolsmith.config import Config
-from toolsmith.permission import Decision, PermissionRequest
-from toolsmith.session import Session
+from agent_toolsmith.config import Config
+from agent_toolsmith.permission import Decision, PermissionRequest
+from agent_toolsmith.session import Session
 
 ROOT = Path(__file__).resolve().parents[2]
 LINES = 50

@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
-from toolsmith.config import Config
-from toolsmith.session import Session
+from agent_toolsmith.config import Config
+from agent_toolsmith.session import Session
 
 #: The outside writer's rate (saves per second), the run's bounds, and the allowed loss.
 WRITER_HZ = 100

@@ -15,9 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from toolsmith.config import Config
-from toolsmith.permission import Decision, PermissionRequest
-from toolsmith.session import Session
+from agent_toolsmith.config import Config
+from agent_toolsmith.permission import Decision, PermissionRequest
+from agent_toolsmith.session import Session
 
 from .test_escapes import SWAPPER
 

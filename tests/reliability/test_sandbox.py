@@ -19,9 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from toolsmith.config import Config
-from toolsmith.session import Session
-from toolsmith.shell import sandbox
+from agent_toolsmith.config import Config
+from agent_toolsmith.session import Session
+from agent_toolsmith.shell import sandbox
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +144,7 @@ def test_the_sandbox_confines_writes_to_the_workspace(bwrap: str, workspace: Pat
 
 
 def test_banned_commands_become_advice_in_the_sandbox(bwrap: str, workspace: Path) -> None:
-    from toolsmith.permission import Decision, PermissionRequest
+    from agent_toolsmith.permission import Decision, PermissionRequest
 
     asked: list[PermissionRequest] = []
 

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from toolsmith.config import Config
-from toolsmith.session import Session
-from toolsmith.shell import sandbox
+from agent_toolsmith.config import Config
+from agent_toolsmith.session import Session
+from agent_toolsmith.shell import sandbox
 
 #: Hang guards.
 COMMAND_TIMEOUT_MS = 30_000

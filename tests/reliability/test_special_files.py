@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from toolsmith.config import Config
-from toolsmith.session import Session
+from agent_toolsmith.config import Config
+from agent_toolsmith.session import Session
 
 #: A hang guard, far above the milliseconds a refusal takes.
 HANG_GUARD_S = 5.0

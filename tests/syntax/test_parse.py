@@ -7,10 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from agent_toolsmith.syntax import SyntaxCache, judge, language_for, parse
+from agent_toolsmith.syntax.parse import changed_range
 from hypothesis import given
 from hypothesis import strategies as st
-from toolsmith.syntax import SyntaxCache, judge, language_for, parse
-from toolsmith.syntax.parse import changed_range
 
 ROOT = Path(__file__).resolve().parents[2]
 BLOBS = st.binary(max_size=40).map(lambda b: b * 700)  # long enough to cross scan chunks

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_toolsmith.cancel import CancelToken
+from agent_toolsmith.permission import Decision, PermissionRequest
+from agent_toolsmith.session import Session
+from agent_toolsmith.shell import policy
 from hypothesis import given
 from hypothesis import strategies as st
-from toolsmith.cancel import CancelToken
-from toolsmith.permission import Decision, PermissionRequest
-from toolsmith.session import Session
-from toolsmith.shell import policy
 
 from tests.conftest import Runner, make_session
 
@@ -164,13 +164,13 @@ def test_the_safe_list_looks_at_flags(command: str, safe: bool) -> None:
 
 
 def test_huge_output_bounded_memory_and_capped_file(workspace: Path) -> None:
-    from toolsmith.truncate import SPILL_FILE_MAX_BYTES
+    from agent_toolsmith.truncate import SPILL_FILE_MAX_BYTES
 
     size = 300_000_000
     script = (
         "import asyncio, json\n"
-        "from toolsmith.session import Session\n"
-        "from toolsmith.config import Config\n"
+        "from agent_toolsmith.session import Session\n"
+        "from agent_toolsmith.config import Config\n"
         f"s = Session({str(workspace)!r}, config=Config(lsp_enabled=False))\n"
         f"r = asyncio.run(s.run('bash', {{'command': 'yes | head -c {size}'}}))\n"
         # VmHWM is this process image's own peak; ru_maxrss would include the forking parent's.
@@ -255,7 +255,7 @@ def test_progress_is_lossless(workspace: Path) -> None:
 
 
 def test_output_progress_coalesces_and_never_splits_a_character() -> None:
-    from toolsmith.progress import PROGRESS_INTERVAL_S, OutputProgress
+    from agent_toolsmith.progress import PROGRESS_INTERVAL_S, OutputProgress
 
     now = [0.0]
     sent: list[str] = []

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from toolsmith.config import Config
-from toolsmith.permission import Decision, PermissionRequest
-from toolsmith.session import Session
+from agent_toolsmith.config import Config
+from agent_toolsmith.permission import Decision, PermissionRequest
+from agent_toolsmith.session import Session
 
 from tests.conftest import make_session
 from tests.tools.test_bash import pid_alive

@@ -8,9 +8,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from agent_toolsmith.session import Session
 from hypothesis import given
 from hypothesis import strategies as st
-from toolsmith.session import Session
 
 from tests.conftest import Runner, make_session
 from tests.helpers import apply_unified_diff

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_toolsmith.config import Config
+from agent_toolsmith.llm.tools.tools import ToolResponse
+from agent_toolsmith.ripgrep.runner import find_rg
 from hypothesis import given
 from hypothesis import strategies as st
-from toolsmith.config import Config
-from toolsmith.llm.tools.tools import ToolResponse
-from toolsmith.ripgrep.runner import find_rg
 
 from tests.conftest import Runner, make_session
 

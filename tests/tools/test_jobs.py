@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from toolsmith.config import Config
-from toolsmith.llm.tools.tools import ToolResponse
-from toolsmith.permission import Decision, PermissionRequest
-from toolsmith.session import Session
-from toolsmith.shell import sandbox
-from toolsmith.shell.jobs import JOB_RING_BYTES
+from agent_toolsmith.config import Config
+from agent_toolsmith.llm.tools.tools import ToolResponse
+from agent_toolsmith.permission import Decision, PermissionRequest
+from agent_toolsmith.session import Session
+from agent_toolsmith.shell import sandbox
+from agent_toolsmith.shell.jobs import JOB_RING_BYTES
 
 from tests.conftest import make_session
 from tests.processes.test_supervisor import leftovers

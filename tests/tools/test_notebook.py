@@ -10,7 +10,7 @@ from typing import Any
 
 import nbformat
 import pytest
-from toolsmith.llm.tools.tools import ToolResponse
+from agent_toolsmith.llm.tools.tools import ToolResponse
 
 from tests.conftest import Runner
 
@@ -286,7 +286,7 @@ def test_an_already_invalid_notebook_is_named_as_such(run: Runner, workspace: Pa
 
 
 def test_images_are_capped_per_view_and_by_size(run: Runner, workspace: Path) -> None:
-    from toolsmith.documents import MAX_IMAGES_PER_VIEW
+    from agent_toolsmith.documents import MAX_IMAGES_PER_VIEW
 
     jpeg = base64.b64encode(b"\xff\xd8\xff\xe0" + b"\x00" * 16).decode()
     path = workspace / "plots.ipynb"
@@ -298,7 +298,7 @@ def test_images_are_capped_per_view_and_by_size(run: Runner, workspace: Path) ->
     assert len(response.images) == MAX_IMAGES_PER_VIEW
     assert all(i.media_type == "image/jpeg" and i.data_base64 == jpeg for i in response.images)
     assert response.content.count(f"this view already has {MAX_IMAGES_PER_VIEW} images") == 2
-    from toolsmith.llm.tools.view import MAX_IMAGE_BYTES
+    from agent_toolsmith.llm.tools.view import MAX_IMAGE_BYTES
 
     big = workspace / "big_plot.ipynb"
     huge = base64.b64encode(b"\x89PNG" + b"\x00" * MAX_IMAGE_BYTES).decode()

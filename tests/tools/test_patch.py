@@ -11,10 +11,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from agent_toolsmith.diff.patch import Chunk, apply_chunks, parse_patch
+from agent_toolsmith.session import Session
 from hypothesis import given
 from hypothesis import strategies as st
-from toolsmith.diff.patch import Chunk, apply_chunks, parse_patch
-from toolsmith.session import Session
 
 from tests.conftest import Runner, make_session
 
@@ -178,7 +178,7 @@ def test_patch_on_modified_file_applies_exactly_or_changes_nothing(a: str, b: st
 
 
 def test_parse_errors_name_lines() -> None:
-    from toolsmith.diff.patch import PatchError
+    from agent_toolsmith.diff.patch import PatchError
 
     with pytest.raises(PatchError, match="line 3: in Update File x, expected a line starting with"):
         parse_patch("*** Begin Patch\n*** Update File: x\n?? what\n*** End Patch")

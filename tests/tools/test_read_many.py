@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from toolsmith.config import Config
-from toolsmith.llm.tools.read_many import MAX_PATHS
-from toolsmith.llm.tools.tools import ToolResponse
-from toolsmith.permission import Decision, PermissionRequest
-from toolsmith.session import Session
+from agent_toolsmith.config import Config
+from agent_toolsmith.llm.tools.read_many import MAX_PATHS
+from agent_toolsmith.llm.tools.tools import ToolResponse
+from agent_toolsmith.permission import Decision, PermissionRequest
+from agent_toolsmith.session import Session
 
 from tests.conftest import Runner, make_session
 

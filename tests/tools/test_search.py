@@ -13,10 +13,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from agent_toolsmith.config import Config
+from agent_toolsmith.ripgrep.runner import find_rg
 from hypothesis import given
 from hypothesis import strategies as st
-from toolsmith.config import Config
-from toolsmith.ripgrep.runner import find_rg
 
 from tests.conftest import Runner, make_session
 
@@ -266,8 +266,8 @@ def test_globs_with_a_slash_match_from_the_search_root_not_the_process_cwd(works
         config = Config(lsp_enabled=False, rg_path=None if use_rg else "")
         script = (
             "import asyncio, json, sys\n"
-            "from toolsmith.session import Session\n"
-            "from toolsmith.config import Config\n"
+            "from agent_toolsmith.session import Session\n"
+            "from agent_toolsmith.config import Config\n"
             f"s = Session({str(workspace)!r}, config=Config(lsp_enabled=False, rg_path={config.rg_path!r}))\n"
             "g = asyncio.run(s.run('glob', {'pattern': 'sub/*.txt'}))\n"
             "r = asyncio.run(s.run('grep', {'pattern': 'needle', 'include': 'sub/*.txt'}))\n"

@@ -4,8 +4,8 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from toolsmith.config import Config
-from toolsmith.skills import available_skills_xml, discover, parse_frontmatter
+from agent_toolsmith.config import Config
+from agent_toolsmith.skills import available_skills_xml, discover, parse_frontmatter
 
 from tests.conftest import make_session
 

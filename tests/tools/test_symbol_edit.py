@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent_toolsmith.config import Config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from toolsmith.config import Config
 
 from tests.conftest import Runner, make_session
 

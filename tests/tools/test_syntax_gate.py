@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from toolsmith.config import Config
+from agent_toolsmith.config import Config
 
 from tests.conftest import Runner, make_session
 
@@ -138,7 +138,7 @@ def test_unsupported_file_types_are_not_judged(workspace: Path, run: Runner) -> 
 
 def test_config_key_is_validated(workspace: Path) -> None:
     import pytest
-    from toolsmith.config import ConfigError
+    from agent_toolsmith.config import ConfigError
 
     (workspace / "c.toml").write_text('[edit]\nsyntax_gate = "maybe"\n')
     with pytest.raises(ConfigError, match="syntax_gate"):

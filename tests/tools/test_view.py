@@ -5,10 +5,10 @@ import re
 import tempfile
 from pathlib import Path
 
+from agent_toolsmith.fsutil.textio import looks_binary
+from agent_toolsmith.llm.tools import view
 from hypothesis import given
 from hypothesis import strategies as st
-from toolsmith.fsutil.textio import looks_binary
-from toolsmith.llm.tools import view
 
 from tests.conftest import Runner, make_session
 
@@ -115,7 +115,7 @@ def test_streaming_large_file_pages(workspace: Path, run: Runner) -> None:
 def test_view_records_read(workspace: Path, run: Runner, session: object) -> None:
     (workspace / "f.txt").write_text("a\n")
     run("view", {"file_path": "f.txt"})
-    from toolsmith.session import Session
+    from agent_toolsmith.session import Session
 
     assert isinstance(session, Session)
     assert session.ctx.files.last_read(workspace / "f.txt") is not None
@@ -133,7 +133,7 @@ def test_indexed_pages_equal_the_whole_file_read(
 ) -> None:
     """The byte-scanning path (forced on small files, with tiny chunks so every boundary case is
     hit) pages exactly like decoding the whole file."""
-    from toolsmith.fsutil import line_index
+    from agent_toolsmith.fsutil import line_index
 
     ws = Path(tempfile.mkdtemp())
     text = eol.join(lines) + (eol if final_newline and lines else "")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from toolsmith.documents import MAX_PAGES_PER_VIEW
+from agent_toolsmith.documents import MAX_PAGES_PER_VIEW
 
 from tests.conftest import Runner
 from tests.pdf_writer import encrypted, text_pdf

@@ -71,7 +71,7 @@ def test_confinement_blocks_outside_and_symlink_escape(workspace: Path, run: Run
 def test_permission_denied(workspace: Path) -> None:
     import asyncio
 
-    from toolsmith.permission import read_only_policy
+    from agent_toolsmith.permission import read_only_policy
 
     from tests.conftest import make_session
 

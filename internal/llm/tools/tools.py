@@ -397,7 +397,8 @@ async def _run_tool(tool: Tool, name: str, raw_params: Any, ctx: ToolContext) ->
         log.exception("tool %s is missing a dependency", name)
         return _error(
             f"The {name} tool cannot run: its dependency '{exc.name}' is not installed in this Python "
-            f"({sys.executable}). Install the project first (pip install toolsmith, or `make run` in a checkout).",
+            f"({sys.executable}). Install the project first (pip install agent-toolsmith, or `make run` in a "
+            "checkout).",
             error="missing_dependency",
         )
     except Exception as exc:
