@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 # last-resort handler in an embedding process that configured no logging.
 logging.getLogger("toolsmith").addHandler(logging.NullHandler())
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 _EXPORTS = {
     "Session": ".session",
