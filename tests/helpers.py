@@ -1,8 +1,10 @@
-"""Test helpers: an independent unified-diff applier built on unidiff's parser."""
+"""Test helpers: an independent unified-diff applier built on unidiff's parser, and a /proc scan."""
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 import unidiff
 
@@ -40,3 +42,20 @@ def apply_unified_diff(old: str, diff: str) -> str:
                 out.append(value)
     out.extend(old_lines[cursor:])
     return "".join(out)
+
+
+def processes_with(needle: bytes, parent: int | None = None) -> list[int]:
+    """Live (not zombie) processes whose command line contains ``needle`` — only the children of
+    ``parent`` when given."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            fields = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if needle in cmdline and fields[0] != b"Z" and (parent is None or int(fields[1]) == parent):
+            found.append(int(entry))
+    return found

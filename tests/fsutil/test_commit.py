@@ -172,6 +172,14 @@ CHILD = textwrap.dedent(
 )
 
 
+def _commit_killed_at(ws: Path, journal: Path, kill_at: int) -> subprocess.CompletedProcess[str]:
+    """Run CHILD's commit in a process that SIGKILLs itself at its ``kill_at``-th file operation."""
+    return subprocess.run(
+        [sys.executable, "-c", CHILD, str(ws), str(journal), str(kill_at)],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+
 def _fresh(ws: Path) -> None:
     for path in sorted(ws.rglob("*"), reverse=True):
         path.rmdir() if path.is_dir() and not path.is_symlink() else path.unlink()
@@ -192,10 +200,7 @@ def test_sigkill_at_every_step_recovers_to_old_or_new(dirs: tuple[Path, Path]) -
     kill_at = 1
     while True:
         _fresh(ws)
-        proc = subprocess.run(
-            [sys.executable, "-c", CHILD, str(ws), str(journal), str(kill_at)],
-            cwd=ROOT, capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+        proc = _commit_killed_at(ws, journal, kill_at)
         if proc.returncode == 0:
             assert proc.stdout.startswith("committed")
             assert tree(ws) == new
@@ -250,10 +255,7 @@ def test_a_session_recovers_an_interrupted_commit_before_its_next_call(tmp_path:
     interrupted = 0
     for kill_at in range(1, 200):
         _fresh(ws)
-        proc = subprocess.run(
-            [sys.executable, "-c", CHILD, str(ws), str(journal), str(kill_at)],
-            cwd=ROOT, capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+        proc = _commit_killed_at(ws, journal, kill_at)
         if proc.returncode == 0:
             break
         if not os.listdir(journal):

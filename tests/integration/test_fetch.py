@@ -21,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.conftest import make_session
+from tests.helpers import processes_with
 
 HTML = b"""<html><head><title>T</title><style>.x{color:red}</style><script>var secret=1;</script></head>
 <body><nav>Home | About</nav><h1>Guide</h1><p>Install with <code>pip</code>. See <a href="/docs">docs</a>.</p>
@@ -256,19 +257,8 @@ def test_links_resolve_against_the_final_url(workspace: Path, server: str) -> No
 
 
 def _conversion_children() -> list[int]:
-    """Pids of live page-conversion processes (web/html.py run as a script) started by this process."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            stat = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        if b"web/html.py" in cmdline and stat[0] != b"Z" and int(stat[1]) == os.getpid():
-            found.append(int(entry))
-    return found
+    """Live page-conversion processes (web/html.py run as a script) started by this process."""
+    return processes_with(b"web/html.py", parent=os.getpid())
 
 
 @pytest.mark.parametrize(("page", "fmt"), [("heavy", "text"), ("heavy-markdown", "markdown")])

@@ -19,6 +19,7 @@ from agent_toolsmith.lsp.client import CLEAN_QUIET_S, LspClient
 from agent_toolsmith.lsp.manager import WAIT_CAP_S, LspManager
 from agent_toolsmith.lsp.servers import configured_servers
 
+from tests.helpers import processes_with
 from tests.integration.test_lsp import MARKER_SERVER, Driver
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -160,21 +161,6 @@ def test_pygls_notices_never_reach_stderr(workspace: Path) -> None:
 # --- broken servers ----------------------------------------------------------------------------
 
 
-def _processes_with(token: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        if token.encode() in cmdline and stat.rsplit(")", 1)[1].split()[0] != "Z":
-            found.append(int(entry))
-    return found
-
-
 def _cli(workspace: Path, *args: str, state: Path) -> tuple[subprocess.CompletedProcess[str], float]:
     """A ``--session`` CLI call run in the CLI process itself (the session host's fallback path),
     where a server's health is carried between calls in the session's state file. Through the
@@ -208,7 +194,7 @@ def test_a_hung_server_costs_one_bounded_start_then_nothing(workspace: Path, tmp
     assert later.returncode == 0 and "hang did not start" in later.stdout and "next try in" in later.stdout
     assert later_s <= 4
     assert (workspace / "a.hang").read_text() == "three\n"
-    assert _processes_with(token) == []  # killed at once, nothing left behind
+    assert processes_with(token.encode()) == []  # killed at once, nothing left behind
 
 
 def test_a_server_that_exits_at_once_is_not_retried_every_call(workspace: Path) -> None:

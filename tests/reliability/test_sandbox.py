@@ -24,17 +24,6 @@ from agent_toolsmith.session import Session
 from agent_toolsmith.shell import sandbox
 
 
-@pytest.fixture(scope="module")
-def bwrap() -> str:
-    found = sandbox.find_bwrap()
-    if found is None:
-        pytest.fail("bubblewrap is not installed: `make test` installs it (Debian package bubblewrap)")
-    problem = sandbox.probe(found)
-    if problem is not None:
-        pytest.skip(f"user namespaces are not available on this machine: {problem}")
-    return found
-
-
 class Listener:
     """A loopback TCP server that counts connections (and answers HTTP minimally)."""
 

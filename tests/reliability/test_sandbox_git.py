@@ -14,22 +14,10 @@ from typing import Any
 import pytest
 from agent_toolsmith.config import Config
 from agent_toolsmith.session import Session
-from agent_toolsmith.shell import sandbox
 
 #: Hang guards.
 COMMAND_TIMEOUT_MS = 30_000
 GIT_TIMEOUT_S = 60.0
-
-
-@pytest.fixture(scope="module")
-def bwrap() -> str:
-    found = sandbox.find_bwrap()
-    if found is None:
-        pytest.fail("bubblewrap is not installed: `make system-deps` installs it (Debian package bubblewrap)")
-    problem = sandbox.probe(found)
-    if problem is not None:
-        pytest.skip(f"user namespaces are not available on this machine: {problem}")
-    return found
 
 
 def git(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
