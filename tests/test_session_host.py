@@ -292,3 +292,20 @@ def _end_hosts() -> Iterator[None]:
     yield
     for p in running_hosts(state_dir()):
         end_host(p)
+
+
+def test_a_cli_job_lives_across_calls_and_a_third_call_kills_it(workspace: Path) -> None:
+    """Started by one CLI call, seen running by the next, killed by a third: the job lives in the
+    session's host, not in the CLI process that started it."""
+    token = f"job-{uuid.uuid4().hex}"
+    command = json.dumps({"command": f"echo started; exec -a {token} sleep 300", "run_in_background": True})
+    started = cli(workspace, "--json", "bash", command)
+    assert started.returncode == 0, started.stdout + started.stderr
+    job_id = json.loads(started.stdout)["metadata"]["job_id"]
+    wait_until(lambda: bool(processes_with(token)), "the job's process")
+    seen = cli(workspace, "--json", "job_output", json.dumps({"job_id": job_id}))
+    assert seen.returncode == 0 and json.loads(seen.stdout)["metadata"]["state"] == "running", seen.stdout
+    killed = cli(workspace, "--json", "job_kill", json.dumps({"job_id": job_id}))
+    assert killed.returncode == 0 and json.loads(killed.stdout)["metadata"]["state"] == "killed", killed.stdout
+    wait_until(lambda: not processes_with(token), "the job's process to be gone")
+    assert cli(workspace, "--end").returncode == 0
