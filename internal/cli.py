@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import json
 import os
 import re
@@ -179,9 +180,13 @@ async def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
         from .session_host import host_enabled
 
         if args.end or host_enabled():
+            if args.batch == "-":  # read once: a fallback to in-process must see the same lines
+                stdin = io.StringIO(stdin.read())
             code = await _via_host(args, cwd, config, stdin, stdout)
             if code is not None:
                 return code
+            if args.batch == "-":
+                stdin.seek(0)
     return await _in_process(args, cwd, config, stdin, stdout)
 
 

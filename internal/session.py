@@ -128,8 +128,8 @@ class Session:
         """
         started = time.time()
         audit = audit or self.audit
-        await self._call_starts()
         try:
+            await self._call_starts()  # inside the try: a cancel while it waits still ends the call
             response = await self._run(tool, params, cancel, progress, lsp)
         except BaseException:
             self._audit(audit, started, tool, params, ToolResponse("", is_error=True, metadata={"aborted": True}))

@@ -309,3 +309,20 @@ def test_a_cli_job_lives_across_calls_and_a_third_call_kills_it(workspace: Path)
     assert killed.returncode == 0 and json.loads(killed.stdout)["metadata"]["state"] == "killed", killed.stdout
     wait_until(lambda: not processes_with(token), "the job's process to be gone")
     assert cli(workspace, "--end").returncode == 0
+
+
+def test_a_stdin_batch_that_falls_back_to_in_process_runs_every_line(workspace: Path, tmp_path: Path) -> None:
+    """The host of session s serves another workspace, so this batch runs in the CLI process:
+    the lines read from stdin for the host are the ones run there."""
+    other = tmp_path / "other"
+    other.mkdir()
+    assert cli(other, "bash", '{"command": "true"}').returncode == 0  # s's host now serves `other`
+    (workspace / "a.txt").write_text("hello\n")
+    batch = (
+        '{"tool": "view", "params": {"file_path": "a.txt"}, "id": 1}\n'
+        '{"tool": "bash", "params": {"command": "echo hi"}, "id": 2}\n'
+    )
+    done = cli(workspace, "--batch", "-", stdin=batch)
+    assert done.returncode == 0, done.stdout + done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [a["id"] for a in answers] == [1, 2] and "hello" in answers[0]["content"] and answers[1]["content"] == "hi"

@@ -523,6 +523,10 @@ class LspManager:
         await asyncio.gather(*self._starts.values(), return_exceptions=True)
         await asyncio.gather(*(client.shutdown() for client in self.clients.values()))
         self.clients.clear()
+        # Servers started again later (a session's idle stop, then a call) know nothing of these.
+        self._starts.clear()
+        self._importers_opened.clear()
+        self._awaiting.clear()
 
 
 def truth_notes(name: str, outcome: Outcome, *, view: bool = False) -> list[str]:

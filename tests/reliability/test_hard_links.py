@@ -81,3 +81,30 @@ def test_readers_never_see_a_linked_file_torn(workspace: Path) -> None:
         stop.set()
         thread.join(timeout=CALL_TIMEOUT_S)
     assert torn == [], f"{len(torn)} torn reads"
+
+
+NOTEBOOK = (
+    '{"cells": [{"cell_type": "markdown", "id": "c1", "metadata": {}, "source": "alpha"}], '
+    '"metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n'
+)
+
+
+def test_the_structure_tools_break_the_link_too_and_say_so(tmp_path: Path) -> None:
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    calls = [
+        ("h.py", "def alpha():\n    return 1\n", "symbol_edit",
+         {"file_path": "h.py", "symbol": "alpha", "action": "replace", "new_string": "def alpha():\n    return 2\n"}),
+        ("h.ipynb", NOTEBOOK, "notebook_edit", {"file_path": "h.ipynb", "cell_id": "c1", "new_source": "beta"}),
+    ]  # fmt: skip
+    for name, content, tool, params in calls:
+        secret = outside / name
+        secret.write_text(content)
+        os.link(secret, ws / name)
+        s = session(ws)
+        run(s, "view", {"file_path": name})
+        response = run(s, tool, params)
+        assert not response.is_error, (tool, response.content)
+        assert secret.read_text() == content and secret.stat().st_nlink == 1, f"{tool} changed the outside file"
+        assert "link is broken" in response.content and response.metadata["notes"], (tool, response.content)

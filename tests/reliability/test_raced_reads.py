@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +31,8 @@ SECRET = "TOP-SECRET-CONTENT"
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("tool", "variant"), [
-        ("view", "file"), ("view", "dir"), ("grep", "file"), ("grep", "dir"), ("ls", "dir"), ("glob", "dir"),
+        ("view", "file"), ("view", "dir"), ("view", "notebook"), ("grep", "file"), ("grep", "dir"),
+        ("ls", "dir"), ("glob", "dir"),
     ],)
 def test_raced_reads_never_leak_outside_content(tmp_path: Path, tool: str, variant: str) -> None:
     assert hasattr(ctypes.CDLL(None), "renameat2"), "glibc >= 2.28 provides renameat2; the swapper needs it"
@@ -43,6 +45,11 @@ def test_raced_reads_never_leak_outside_content(tmp_path: Path, tool: str, varia
     if variant == "file":
         (ws / "evil").symlink_to(outside / "f.txt")
         swapped, read = (ws / "d" / "f.txt", ws / "evil"), "d/f.txt"
+    elif variant == "notebook":  # a notebook view takes its own read path (documents/notebook.py)
+        (outside / "f.ipynb").write_text(_notebook(f"{SECRET} needle"))
+        (ws / "d" / "f.ipynb").write_text(_notebook("inside needle"))
+        (ws / "evil").symlink_to(outside)
+        swapped, read = (ws / "d", ws / "evil"), "d/f.ipynb"
     else:
         (ws / "evil").symlink_to(outside)
         swapped, read = (ws / "d", ws / "evil"), "d/f.txt"
@@ -56,6 +63,11 @@ def test_raced_reads_never_leak_outside_content(tmp_path: Path, tool: str, varia
     print(f"raced {tool} ({variant}): {RACED_READS} reads, {inside} inside, {denied} refused, {leaks} leaks")
     assert leaks == 0, f"{leaks} of {RACED_READS} reads leaked the outside file"
     assert inside > 0, "no read succeeded: the race was not exercised"
+
+
+def _notebook(source: str) -> str:
+    cell = {"cell_type": "markdown", "id": "c1", "metadata": {}, "source": source}
+    return json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
 
 
 def _params(tool: str, read: str) -> dict[str, str]:

@@ -106,7 +106,12 @@ def test_a_python_repl_on_a_terminal_answers(run: Run) -> None:
     answer = run("job_input", {"job_id": job_id, "text": "6*7\n", "wait_ms": 10_000})
     assert re.search(r"^42$", answer.content, re.M), answer.content
     # Ctrl-C reaches the program as SIGINT through its controlling terminal.
-    run("job_input", {"job_id": job_id, "text": "import time; time.sleep(600)\n", "wait_ms": 0})
+    # Wait until the sleep runs (the echo of the typed line cannot contain the joined word), so the
+    # Ctrl-C interrupts it rather than racing the line it follows.
+    # (What arrives before job_input answers is in its answer: deltas are never read twice.)
+    sent = run("job_input", {"job_id": job_id, "text": "import time; print('sl' + 'eeping'); time.sleep(600)\n",
+                             "wait_ms": 0})  # fmt: skip
+    read_until(run, job_id, lambda t, _: "sleeping" in sent.content + t)
     interrupted = run("job_input", {"job_id": job_id, "text": "\u0003", "wait_ms": 10_000})
     text = interrupted.content + read_until(run, job_id, lambda t, _: "KeyboardInterrupt" in interrupted.content + t)
     assert "KeyboardInterrupt" in text

@@ -11,7 +11,7 @@ from ...diff import diff_metadata
 from ...documents import is_notebook
 from ...errors import ToolError
 from ...fsutil.commit import Change
-from .file import commit_changes, read_for_change
+from .file import commit_changes, read_for_change, with_notes
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 
@@ -96,12 +96,12 @@ class NotebookEditTool(Tool):
             await ctx.require_permission(
                 self.name, "write", str(path), f"{edit.mode} cell {edit.index} of {display}", {"diff": metadata["diff"]}
             )
-            await commit_changes(ctx, [change])
+            notes = await commit_changes(ctx, [change])
         metadata.update(
             file_path=str(path), edit_mode=edit.mode, cell_index=edit.index, cell_id=edit.cell_id,
             cell_type=edit.cell_type, formatting_kept=kept_format,
         )  # fmt: skip
-        return ToolResponse(_report(edit, str(path), kept_format), metadata=metadata)
+        return ToolResponse(with_notes(_report(edit, str(path), kept_format), notes, metadata), metadata=metadata)
 
 
 def _report(edit: CellEdit, path: str, kept_format: bool) -> str:

@@ -59,12 +59,13 @@ class OutlineTool(Tool):
 
     async def run(self, params: OutlineParams, ctx: ToolContext) -> ToolResponse:
         path = ctx.resolve(params.path or ".")
-        await ctx.require_read_permission(self.name, path)
+        approved = await ctx.require_read_permission(self.name, path)
         if path.is_dir():
             return await self._directory(path, ctx)
         if not path.exists():
             raise not_found_error(path)
-        symbols, language = await in_thread(lambda _check: file_symbols(path), ctx.cancel)
+        allowed = ctx.read_guard(approved)
+        symbols, language = await in_thread(lambda _check: file_symbols(path, allowed), ctx.cancel)
         return _file_response(path, ctx.display(path), symbols, language)
 
     async def _directory(self, root: Path, ctx: ToolContext) -> ToolResponse:
@@ -96,8 +97,9 @@ class OutlineTool(Tool):
         return ToolResponse(text, metadata=metadata)
 
 
-def file_symbols(path: Path) -> tuple[list[Symbol], str]:
-    """The symbols of ``path`` and its grammar; a ToolError the model can act on otherwise."""
+def file_symbols(path: Path, allowed: Callable[[Path], bool] | None = None) -> tuple[list[Symbol], str]:
+    """The symbols of ``path`` and its grammar; a ToolError the model can act on otherwise.
+    ``allowed``: the file actually opened must pass it (see fsutil.paths.open_regular_file)."""
     language = language_for(path)
     if language is None or language not in SYMBOL_KINDS:
         raise ToolError(
@@ -105,7 +107,7 @@ def file_symbols(path: Path) -> tuple[list[Symbol], str]:
             "Use view or grep instead.",
             {"error": "unsupported_language"},
         )
-    text = _read_source(path)
+    text = _read_source(path, allowed)
     parsed = parse(text, str(path))
     if parsed is None:
         raise ToolError(
@@ -116,9 +118,9 @@ def file_symbols(path: Path) -> tuple[list[Symbol], str]:
     return outline(parsed), language
 
 
-def _read_source(path: Path) -> str:
+def _read_source(path: Path, allowed: Callable[[Path], bool] | None = None) -> str:
     try:
-        fd, st = open_regular_file(path)
+        fd, st = open_regular_file(path, allowed=allowed)
     except FileNotFoundError:
         raise not_found_error(path) from None
     except OSError as exc:

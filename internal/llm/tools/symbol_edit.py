@@ -15,7 +15,7 @@ from ...fsutil.commit import Change
 from ...fsutil.textio import TextFile, normalize_eol
 from ...syntax import parse
 from ...syntax.outline import SYMBOL_KINDS, Symbol, flatten, outline
-from .file import Loaded, commit_changes, diagnostics_text, gate_change, load_for_change
+from .file import Loaded, commit_changes, diagnostics_text, gate_change, load_for_change, with_notes
 from .outline import OUTLINED_LANGUAGES
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
@@ -80,7 +80,7 @@ class SymbolEditTool(Tool):
             await ctx.require_permission(
                 self.name, "write", str(path), f"{params.action} {symbol.path} in {display}", {"diff": metadata["diff"]}
             )
-            await commit_changes(ctx, [Change("write", target, new.encode(), old.data)])
+            notes = await commit_changes(ctx, [Change("write", target, new.encode(), old.data)])
         metadata.update(
             file_path=str(path), symbol=symbol.path, kind=symbol.kind, action=params.action,
             start_line=symbol.start_line, end_line=symbol.end_line,
@@ -93,6 +93,7 @@ class SymbolEditTool(Tool):
             f"<result>\n{done} {symbol.kind} {symbol.path} (lines {symbol.start_line}-{symbol.end_line} before the "
             f"change) in {path}.{warning}\n</result>"
         )
+        text = with_notes(text, notes, metadata)
         return ToolResponse(text + await diagnostics_text(ctx, path), metadata=metadata)
 
 

@@ -102,17 +102,18 @@ class ViewTool(Tool):
         if params.pages is not None and not is_pdf(path):
             raise ToolError(f"pages applies to PDF files only; {path} is not a .pdf. Use offset and limit.",
                             {"error": "invalid_params"})  # fmt: skip
+        allowed = ctx.read_guard(approved)
         if is_notebook(path):
-            response = await _view_notebook(path, params, ctx)
+            response = await _view_notebook(path, params, ctx, allowed)
             if response is not None:
                 return response
         if is_pdf(path):
-            return await _view_pdf(path, params, ctx)
+            return await _view_pdf(path, params, ctx, allowed)
         media_type = IMAGE_TYPES.get(path.suffix.lower())
         limit = min(params.limit, ctx.config.max_output_lines)
 
         def read(check: Callable[[], None]) -> tuple[Page, os.stat_result]:
-            fd, st = open_regular_file(path, allowed=ctx.read_guard(approved))
+            fd, st = open_regular_file(path, allowed=allowed)
             try:
                 if media_type:
                     return _read_image(fd, st, path, media_type), st
@@ -156,8 +157,8 @@ class ViewTool(Tool):
         return ToolResponse(content, metadata=metadata)
 
 
-def _read_document(path: Path, check: Check) -> tuple[bytes, os.stat_result]:
-    fd, st = open_regular_file(path)
+def _read_document(path: Path, check: Check, allowed: Callable[[Path], bool]) -> tuple[bytes, os.stat_result]:
+    fd, st = open_regular_file(path, allowed=allowed)
     try:
         if st.st_size > MAX_DOCUMENT_BYTES:
             raise ToolError(f"{path} is {st.st_size} bytes, more than the {MAX_DOCUMENT_BYTES} byte limit for "
@@ -167,13 +168,15 @@ def _read_document(path: Path, check: Check) -> tuple[bytes, os.stat_result]:
         os.close(fd)
 
 
-async def _view_notebook(path: Path, params: ViewParams, ctx: ToolContext) -> ToolResponse | None:
+async def _view_notebook(
+    path: Path, params: ViewParams, ctx: ToolContext, allowed: Callable[[Path], bool]
+) -> ToolResponse | None:
     """A notebook's cells; None when the file is not valid notebook JSON (it is shown as text,
     so a broken notebook can still be read and repaired)."""
     from ...documents.notebook import describe, parse_notebook, render_cells
 
     def read(check: Check) -> tuple[bytes, os.stat_result, Any]:
-        data, st = _read_document(path, check)
+        data, st = _read_document(path, check, allowed)
         try:
             notebook = parse_notebook(data, path)
         except ToolError:
@@ -204,11 +207,13 @@ async def _view_notebook(path: Path, params: ViewParams, ctx: ToolContext) -> To
     return ToolResponse(content, metadata=metadata, images=images)
 
 
-async def _view_pdf(path: Path, params: ViewParams, ctx: ToolContext) -> ToolResponse:
+async def _view_pdf(
+    path: Path, params: ViewParams, ctx: ToolContext, allowed: Callable[[Path], bool]
+) -> ToolResponse:
     from ...documents.pdf import extract_pages
 
     def read(check: Check) -> tuple[bytes, os.stat_result, Any]:
-        data, st = _read_document(path, check)
+        data, st = _read_document(path, check, allowed)
         return data, st, extract_pages(data, path, params.pages, check)
 
     data, st, result = await in_thread(read, ctx.cancel)
