@@ -100,6 +100,10 @@ class Outcome:
     late: bool = False
 
 
+#: lsp tool operations whose answers lie in other files.
+SEARCHES_IMPORTERS = frozenset({"references", "rename", "incoming_calls", "implementation"})
+
+
 def _key(name: str, root: Path) -> str:
     return f"{name}@{root}"
 
@@ -381,6 +385,8 @@ class LspManager:
         for path in paths:
             await self._open_importers(path, started + IMPORTERS_BUDGET_S)
         before = self._error_keys()
+        if len(paths) > 1:
+            await self._sync_running(paths)
         reports: dict[str, list[Diag]] = {}
         notes: list[str] = []
         results = await asyncio.gather(*(self._diagnose(p, WAIT_CAP_S, start=True) for p in paths))
@@ -401,6 +407,23 @@ class LspManager:
         others = self._gained_errors(before, touched, other_files)
         report = format_report(reports, others, errors_only=True, context="change")
         return with_notes(report, notes)
+
+    async def _sync_running(self, paths: list[Path]) -> None:
+        """A change to several files (a rename, a patch): the running servers get every new text
+        before any file is judged — one file's errors depend on the others (an importer checked
+        before its renamed module is synced would look broken). A server that is not running
+        yet reads them all from disk when it starts."""
+        for path in paths:
+            clients, _notes = await self.clients_for(path, budget=0.0, start=False)
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            uri = path.as_uri()
+            for client, config in clients:
+                if client.texts.get(uri) != text:
+                    self._awaiting.discard((_key(config.name, client.root), uri))
+                client.sync(path, text, language_id(config, path))
 
     def _error_keys(self) -> dict[str, Counter[tuple[str, str | None]]]:
         """Every published error by file, as a multiset of (message, code): positions left out
@@ -490,7 +513,10 @@ class LspManager:
         return await self._diagnose(path, QUERY_WAIT_S, start=True)
 
     async def navigate(self, path: Path, operation: str) -> tuple[LspClient, list[str]]:
-        """A running client for ``path`` that supports ``operation``, synced with the file."""
+        """A running client for ``path`` that supports ``operation``, synced with the file; for
+        operations that search other files (references, rename, callers, implementations), the
+        files importing it are opened first: some servers (tsserver) search only the projects of
+        open files."""
         clients, notes = await self.clients_for(path, budget=QUERY_START_S)
         able = [(c, cfg) for c, cfg in clients if c.supports(operation)]
         if not able:
@@ -500,6 +526,8 @@ class LspManager:
         client, config = able[0]
         text = path.read_text(encoding="utf-8", errors="replace")
         client.sync(path, text, language_id(config, path))
+        if operation in SEARCHES_IMPORTERS:
+            await self._open_importers(path, time.monotonic() + IMPORTERS_BUDGET_S)
         return client, notes
 
     async def request(self, client: LspClient, name: str, params: Any) -> Any:
