@@ -46,13 +46,14 @@ class Driver:
 
     def __init__(self, workspace: Path, config: Config) -> None:
         self.asks: list[PermissionRequest] = []
+        self.deny_writes = False
         self.loop = asyncio.new_event_loop()
         self.session = Session(workspace, config=config, asker=self._ask)
         self.workspace = workspace
 
     async def _ask(self, request: PermissionRequest) -> Decision:
         self.asks.append(request)
-        return Decision.ALLOW_ONCE
+        return Decision.DENY if self.deny_writes and request.action == "write" else Decision.ALLOW_ONCE
 
     def run(self, tool: str, params: dict[str, Any]) -> Any:
         return self.loop.run_until_complete(asyncio.wait_for(self.session.run(tool, params), 120))
@@ -112,6 +113,27 @@ def test_rename_is_all_or_nothing_when_a_read_file_changed_since(py: Driver) -> 
     assert not [a for a in py.asks if a.action == "write"]
 
 
+def test_rename_refusals_write_nothing(py: Driver) -> None:
+    nothing = py.run("lsp", {"file_path": "a.py", "operation": "rename", "line": 5, "character": 1, "new_name": "x"})
+    assert nothing.is_error and nothing.metadata["error"] == "rename_nothing", nothing.content
+    both = py.run(
+        "lsp",
+        {"file_path": "a.py", "operation": "rename", "symbol": "shout", "line": 6, "character": 5, "new_name": "x"},
+    )
+    assert both.is_error and both.metadata["error"] == "position_and_symbol"
+    unnamed = py.run("lsp", {"file_path": "a.py", "operation": "rename", "symbol": "shout"})
+    assert unnamed.is_error and unnamed.metadata["error"] == "missing_new_name"
+    assert (py.workspace / "a.py").read_text() == A_PY and (py.workspace / "b.py").read_text() == B_PY
+
+
+def test_a_refused_ask_writes_nothing(py: Driver) -> None:
+    py.deny_writes = True
+    r = py.run("lsp", {"file_path": "a.py", "operation": "rename", "symbol": "shout", "new_name": "yell"})
+    assert r.is_error and "Permission denied" in r.content, r.content
+    assert [a.target for a in py.asks] == ["a.py, b.py"]
+    assert (py.workspace / "a.py").read_text() == A_PY and (py.workspace / "b.py").read_text() == B_PY
+
+
 def test_symbols_are_addressed_by_name_or_dotted_path(py: Driver) -> None:
     method = py.run("lsp", {"file_path": "a.py", "operation": "references", "symbol": "Greeter.greet"})
     assert method.content.splitlines() == [
@@ -152,6 +174,9 @@ def ts(workspace: Path, patient: None) -> Iterator[Driver]:
 
 
 def test_typescript_implementation_and_rename(ts: Driver) -> None:
+    ambiguous = ts.run("lsp", {"file_path": "shape.ts", "operation": "hover", "symbol": "area"})
+    assert ambiguous.is_error and ambiguous.metadata["error"] == "ambiguous_symbol", ambiguous.content
+    assert "Shape.area (Method) line 2" in ambiguous.content and "Square.area (Method) line 7" in ambiguous.content
     found = ts.run("lsp", {"file_path": "shape.ts", "operation": "implementation", "symbol": "Shape"})
     assert found.content == "shape.ts:5:14: export class Square implements Shape {", found.content
     r = ts.run("lsp", {"file_path": "shape.ts", "operation": "rename", "symbol": "Shape", "new_name": "Figure"})
