@@ -6,8 +6,10 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from agent_toolsmith.config import Config
 from agent_toolsmith.lsp.edits import TextEdit, WorkspaceEditError, apply_text_edits, file_edits
-from agent_toolsmith.permission import PermissionRequest, read_only_policy
+from agent_toolsmith.permission import Decision, PermissionRequest, ToolPolicy, read_only_policy
+from agent_toolsmith.session import Session
 from hypothesis import given
 from hypothesis import strategies as st
 from lsprotocol import types
@@ -91,6 +93,15 @@ def test_file_operations_and_non_file_documents_are_refused() -> None:
     assert not_file.value.code == "rename_not_file"
 
 
-def test_read_only_sessions_refuse_the_lsp_tools_writes_only() -> None:
+def test_read_only_sessions_offer_lsp_and_refuse_its_writes(tmp_path: Path) -> None:
+    session = Session(tmp_path, config=Config(lsp_enabled=False), tool_policy=ToolPolicy(read_only=True))
+    (lsp,) = [t for t in session.tools() if t.name == "lsp"]
+    assert lsp.read_only is False  # MCP's readOnlyHint: a host must not run a rename unasked
+    refused = asyncio.run(session.ctx.permissions.ask(PermissionRequest("lsp", "write", "a.py")))
+    assert refused is Decision.DENY
+    assert asyncio.run(session.ctx.permissions.ask(PermissionRequest("lsp", "read", "/x"))) is Decision.ALLOW_ONCE
+
+
+def test_read_only_policy_refuses_the_lsp_tools_writes_only() -> None:
     assert asyncio.run(read_only_policy(PermissionRequest("lsp", "write", "a.py"))).value == "deny"
     assert asyncio.run(read_only_policy(PermissionRequest("lsp", "read", "/elsewhere/a.py"))).value == "allow_once"

@@ -52,6 +52,16 @@ async def read_only_policy(request: PermissionRequest) -> Decision:
     return Decision.ALLOW_ONCE if allowed else Decision.DENY
 
 
+def refusing_writes(asker: Asker) -> Asker:
+    """``asker`` for a read-only session: a "write" ask (lsp's rename, offered there for its
+    navigation) is refused without asking."""
+
+    async def ask(request: PermissionRequest) -> Decision:
+        return Decision.DENY if request.action == "write" else await asker(request)
+
+    return ask
+
+
 class PermissionService:
     """Asks ``asker`` unless an earlier answer covers the request for this session."""
 

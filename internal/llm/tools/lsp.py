@@ -79,7 +79,8 @@ class LspTool(Tool):
     title = "Ask the language server"
     description = DESCRIPTION
     Params = LspParams
-    read_only = True
+    read_only = False  # rename writes (MCP hosts must not take it for a read-only tool)
+    offered_read_only = True  # navigation stays available; read-only sessions refuse the rename
 
     async def run(self, params: LspParams, ctx: ToolContext) -> ToolResponse:
         from ...lsp.client import LspError
