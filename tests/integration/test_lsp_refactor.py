@@ -134,6 +134,19 @@ def test_a_refused_ask_writes_nothing(py: Driver) -> None:
     assert (py.workspace / "a.py").read_text() == A_PY and (py.workspace / "b.py").read_text() == B_PY
 
 
+def test_a_rename_computed_on_an_older_text_is_refused_then_redone(py: Driver) -> None:
+    py.run("lsp", {"file_path": "a.py", "operation": "references", "symbol": "shout"})  # opens b.py, its importer
+    shifted = "# a line added by another program\n" + B_PY
+    (py.workspace / "b.py").write_text(shifted)  # the server still has the old text of b.py open
+    params = {"file_path": "a.py", "operation": "rename", "symbol": "shout", "new_name": "yell"}
+    stale = py.run("lsp", params)
+    assert stale.is_error and stale.metadata["error"] == "rename_stale", stale.content
+    assert (py.workspace / "b.py").read_text() == shifted and (py.workspace / "a.py").read_text() == A_PY
+    again = py.run("lsp", params)
+    assert not again.is_error, again.content
+    assert (py.workspace / "b.py").read_text() == shifted.replace("shout", "yell")
+
+
 def test_symbols_are_addressed_by_name_or_dotted_path(py: Driver) -> None:
     method = py.run("lsp", {"file_path": "a.py", "operation": "references", "symbol": "Greeter.greet"})
     assert method.content.splitlines() == [

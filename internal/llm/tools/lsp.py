@@ -3,6 +3,7 @@ implementations, calls, hover, symbols), or a rename applied to every file it to
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -130,6 +131,7 @@ class LspTool(Tool):
             "text_document_rename",
             types.RenameParams(text_document=doc, position=position, new_name=params.new_name),
         )
+        _refuse_stale(ctx, edit, client)
         return await _apply_rename(ctx, path, edit, old_name, params.new_name, client.encoding)
 
     async def _dispatch(self, params: LspParams, path: Path, manager: Any, ctx: ToolContext) -> str:
@@ -192,6 +194,39 @@ class _Renamed:
     edits: int
     meta: dict[str, Any]
     warning: str
+
+
+def _refuse_stale(ctx: ToolContext, edit: Any, client: Any) -> None:
+    """Refuse an edit computed on an older text of a file the server has open (changed on disk
+    outside this session since it was opened): its positions would land in the wrong places. The
+    server is given the current text, so the same rename asked again is computed on it."""
+    from ...lsp.edits import WorkspaceEditError, file_edits
+    from ...lsp.servers import language_id
+
+    try:
+        paths = file_edits(edit) if edit is not None else {}
+    except WorkspaceEditError:
+        return  # refused with its reason when applied
+    stale = []
+    for path in paths:
+        if ctx.files.last_read(path) is not None:  # read by the session: its own refusal says "view it again"
+            with contextlib.suppress(OSError):
+                ctx.files.check_unchanged(path, path.read_bytes())
+        known = client.texts.get(path.as_uri())
+        try:
+            now = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if known is not None and known != now:
+            client.sync(path, now, language_id(client.config, path))
+            stale.append(ctx.display(path))
+    if stale:
+        raise ToolError(
+            f"Nothing was renamed: the language server computed the rename on an older text of {', '.join(stale)} "
+            "(changed outside this session since the server opened it). It has the current text now: ask for the "
+            "rename again.",
+            {"error": "rename_stale"},
+        )
 
 
 async def _apply_rename(
