@@ -277,8 +277,10 @@ async def _apply_rename(
         f"Renamed {old_name or 'the symbol'} to {new_name}: {total} edit{'s' if total != 1 else ''} in {count} "
         f"file{'s' if count != 1 else ''}"
     )
-    for r in planned:
+    for r in planned[:MAX_RESULTS]:
         text += f"\n  {ctx.display(r.path)} ({r.edits} edit{'s' if r.edits != 1 else ''}){r.warning}"
+    if count > MAX_RESULTS:
+        text += f"\n  ... and {count - MAX_RESULTS} more files (all in metadata['files'])"
     metadata: dict[str, Any] = {"operation": "rename", "file_path": str(path), "files": files, "edits": total}
     text = with_notes(text, notes, metadata)
     found = await ctx.diagnostics_after_change([r.path for r in planned])
