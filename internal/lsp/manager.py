@@ -72,6 +72,9 @@ HEALTHY_RESET_S = 300.0
 #: change broke in them: at most this many per module, found and given their first (baseline)
 #: diagnostics within IMPORTERS_BUDGET_S, once per changed file per session.
 MAX_IMPORTERS = 3
+#: For the lsp tool's searches (references, rename, callers, implementations): a missed importer
+#: is a missed use (a rename left half done), so more are opened, within the same time budget.
+MAX_IMPORTERS_SEARCHED = 50
 IMPORTERS_BUDGET_S = 2.0
 
 
@@ -467,13 +470,14 @@ class LspManager:
                 break
         return out
 
-    async def _open_importers(self, path: Path, deadline: float) -> None:
+    async def _open_importers(self, path: Path, deadline: float, limit: int = MAX_IMPORTERS) -> None:
         """Open (once per session) a few files that import ``path`` (Python, TS/JS, Go), so that
         servers reporting only open files say what a change breaks in them, and wait (until
         ``deadline``) for their first diagnostics: the baseline "gained" is measured against."""
-        if str(path) in self._importers_opened:
+        key = f"{limit}:{path}"
+        if key in self._importers_opened:
             return
-        self._importers_opened.add(str(path))
+        self._importers_opened.add(key)
         found_pattern = importer_pattern(path, self.workspace)
         if found_pattern is None:
             return
@@ -487,7 +491,7 @@ class LspManager:
         query = SearchQuery(self.workspace, pattern, include=include)
         try:
             found = await asyncio.wait_for(
-                search(query, rg=find_rg(self.config.rg_path), limit=50, cancel=CancelToken()),
+                search(query, rg=find_rg(self.config.rg_path), limit=max(50, limit), cancel=CancelToken()),
                 max(deadline - time.monotonic(), 0.01),
             )
         except Exception as exc:  # best effort: an importer we miss is only unreported
@@ -495,7 +499,7 @@ class LspManager:
             return
         importers = list(dict.fromkeys(Path(m.path) for m in found.matches if Path(m.path) != path))
         opened: list[tuple[LspClient, str]] = []
-        for importer in importers[:MAX_IMPORTERS]:
+        for importer in importers[:limit]:
             try:
                 text = importer.read_text(encoding="utf-8", errors="replace")
             except OSError:
@@ -527,7 +531,7 @@ class LspManager:
         text = path.read_text(encoding="utf-8", errors="replace")
         client.sync(path, text, language_id(config, path))
         if operation in SEARCHES_IMPORTERS:
-            await self._open_importers(path, time.monotonic() + IMPORTERS_BUDGET_S)
+            await self._open_importers(path, time.monotonic() + IMPORTERS_BUDGET_S, MAX_IMPORTERS_SEARCHED)
         return client, notes
 
     async def request(self, client: LspClient, name: str, params: Any) -> Any:
