@@ -113,6 +113,14 @@ def test_rename_is_all_or_nothing_when_a_read_file_changed_since(py: Driver) -> 
     assert not [a for a in py.asks if a.action == "write"]
 
 
+def test_rename_splices_exactly_after_astral_characters_in_a_crlf_file(py: Driver) -> None:
+    crlf = 'from a import shout\r\n\r\nprint("😀é", shout("😀"), shout("x"))\r\n'.encode()
+    (py.workspace / "c.py").write_bytes(crlf)
+    r = py.run("lsp", {"file_path": "a.py", "operation": "rename", "symbol": "shout", "new_name": "yell"})
+    assert not r.is_error, r.content
+    assert (py.workspace / "c.py").read_bytes() == crlf.replace(b"shout", b"yell")
+
+
 def test_rename_refusals_write_nothing(py: Driver) -> None:
     nothing = py.run("lsp", {"file_path": "a.py", "operation": "rename", "line": 5, "character": 1, "new_name": "x"})
     assert nothing.is_error and nothing.metadata["error"] == "rename_nothing", nothing.content
