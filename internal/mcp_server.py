@@ -175,7 +175,7 @@ class ToolsmithServer:
     # --- the protocol -------------------------------------------------------------------------
 
     def tool_infos(self) -> list[ToolInfo]:
-        return [t.info() for t in self.registry.tools() if self.policy.permits(t.name, t.read_only)]
+        return [t.info() for t in self.registry.tools() if self.policy.permits(t.name, t.in_read_only_sessions())]
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

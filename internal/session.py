@@ -36,7 +36,7 @@ from .llm.tools.tools import (
     ToolResponse,
     run_tool,
 )
-from .permission import Asker, PermissionService, ToolPolicy, allow_all
+from .permission import Asker, PermissionService, ToolPolicy, allow_all, refusing_writes
 from .shell.state import ShellState
 from .state import PRIVATE_FILE_MODE, check_session_id
 
@@ -73,7 +73,8 @@ class Session:
             workspace=root,
             session_id=check_session_id(session_id) if session_id is not None else uuid.uuid4().hex,
             config=config,
-            permissions=PermissionService(asker),
+            # A read-only session refuses the writes of tools it offers (lsp's rename).
+            permissions=PermissionService(refusing_writes(asker) if tool_policy and tool_policy.read_only else asker),
             lsp=lsp,
             locks=locks or PathLocks(),
             tools=ToolRegistry.for_workspace(root, config, profile),
@@ -238,14 +239,15 @@ class Session:
         """What to declare to the model: the session's tools (built-in and custom) that
         ``policy`` (default: the session's own) offers."""
         policy = policy or self.tool_policy
-        return [tool.info() for tool in self.ctx.tools.tools() if policy.permits(tool.name, tool.read_only)]
+        tools = self.ctx.tools.tools()
+        return [tool.info() for tool in tools if policy.permits(tool.name, tool.in_read_only_sessions())]
 
     def _refusal(self, name: str) -> ToolResponse | None:
         try:
             tool = self.ctx.tools.get(name)
         except KeyError:
             return None  # the runner says "Unknown tool" with the list and a suggestion
-        why = self.tool_policy.refusal(name, tool.read_only)
+        why = self.tool_policy.refusal(name, tool.in_read_only_sessions())
         if why is None:
             return None
         offered = ", ".join(info.name for info in self.tools()) or "none"

@@ -58,7 +58,7 @@ def test_list_shows_whole_first_sentences_and_schema_describes_each_tool() -> No
     assert rows["notebook_edit"].startswith("Edits a Jupyter notebook (.ipynb) by cell")
     assert rows["read_many"].startswith("Reads several files in one call: each under a header")
     assert rows["multiedit"] == "Makes several edits to one file in a single call."
-    assert rows["lsp"].endswith("document_symbol or workspace_symbol.")  # a sentence over two source lines
+    assert rows["lsp"].endswith("workspace_symbol — or renames a symbol everywhere (rename).")  # over three lines
     described = json.loads(cli("--schema").stdout)
     view = next(tool for tool in described if tool["name"] == "view")
     assert view["description"].startswith("Reads a file") and view["parameters"]["required"] == ["file_path"]

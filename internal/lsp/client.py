@@ -63,6 +63,10 @@ _FEATURES = {
     "hover": "hover_provider",
     "document_symbol": "document_symbol_provider",
     "workspace_symbol": "workspace_symbol_provider",
+    "rename": "rename_provider",
+    "implementation": "implementation_provider",
+    "incoming_calls": "call_hierarchy_provider",
+    "outgoing_calls": "call_hierarchy_provider",
 }
 
 
@@ -77,6 +81,11 @@ _METHODS = {
     "text_document_hover": "textDocument/hover",
     "text_document_document_symbol": "textDocument/documentSymbol",
     "workspace_symbol": "workspace/symbol",
+    "text_document_rename": "textDocument/rename",
+    "text_document_implementation": "textDocument/implementation",
+    "text_document_prepare_call_hierarchy": "textDocument/prepareCallHierarchy",
+    "call_hierarchy_incoming_calls": "callHierarchy/incomingCalls",
+    "call_hierarchy_outgoing_calls": "callHierarchy/outgoingCalls",
 }
 
 
@@ -306,11 +315,16 @@ class LspClient:
                     content_format=[types.MarkupKind.PlainText, types.MarkupKind.Markdown]
                 ),
                 document_symbol=types.DocumentSymbolClientCapabilities(hierarchical_document_symbol_support=True),
+                rename=types.RenameClientCapabilities(),
+                implementation=types.ImplementationClientCapabilities(),
+                call_hierarchy=types.CallHierarchyClientCapabilities(),
             ),
             workspace=types.WorkspaceClientCapabilities(
                 configuration=True,
                 workspace_folders=True,
                 symbol=types.WorkspaceSymbolClientCapabilities(),
+                # Text edits only (no file operations: the lsp tool refuses those).
+                workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True),
                 did_change_configuration=types.DidChangeConfigurationClientCapabilities(),
             ),
             window=types.WindowClientCapabilities(work_done_progress=True),
@@ -612,7 +626,9 @@ class LspClient:
             if self.alive and msg_id in self._client.protocol._request_futures:
                 self._client.protocol._request_futures.pop(msg_id, None)
                 with contextlib.suppress(Exception):
-                    self._client.protocol.notify("$/cancelRequest", {"id": msg_id})
+                    from lsprotocol import types  # pygls serialises by the method's declared type
+
+                    self._client.protocol.notify("$/cancelRequest", types.CancelParams(id=msg_id))
             raise
 
     # --- lifecycle ------------------------------------------------------------------------------

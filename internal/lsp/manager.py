@@ -72,6 +72,9 @@ HEALTHY_RESET_S = 300.0
 #: change broke in them: at most this many per module, found and given their first (baseline)
 #: diagnostics within IMPORTERS_BUDGET_S, once per changed file per session.
 MAX_IMPORTERS = 3
+#: For the lsp tool's searches (references, rename, callers, implementations): a missed importer
+#: is a missed use (a rename left half done), so more are opened, within the same time budget.
+MAX_IMPORTERS_SEARCHED = 50
 IMPORTERS_BUDGET_S = 2.0
 
 
@@ -98,6 +101,10 @@ class Outcome:
     quiet: list[str]
     #: Diagnostics that arrived after the call that made the change (delivered now).
     late: bool = False
+
+
+#: lsp tool operations whose answers lie in other files.
+SEARCHES_IMPORTERS = frozenset({"references", "rename", "incoming_calls", "implementation"})
 
 
 def _key(name: str, root: Path) -> str:
@@ -381,6 +388,8 @@ class LspManager:
         for path in paths:
             await self._open_importers(path, started + IMPORTERS_BUDGET_S)
         before = self._error_keys()
+        if len(paths) > 1:
+            await self._sync_running(paths)
         reports: dict[str, list[Diag]] = {}
         notes: list[str] = []
         results = await asyncio.gather(*(self._diagnose(p, WAIT_CAP_S, start=True) for p in paths))
@@ -401,6 +410,23 @@ class LspManager:
         others = self._gained_errors(before, touched, other_files)
         report = format_report(reports, others, errors_only=True, context="change")
         return with_notes(report, notes)
+
+    async def _sync_running(self, paths: list[Path]) -> None:
+        """A change to several files (a rename, a patch): the running servers get every new text
+        before any file is judged — one file's errors depend on the others (an importer checked
+        before its renamed module is synced would look broken). A server that is not running
+        yet reads them all from disk when it starts."""
+        for path in paths:
+            clients, _notes = await self.clients_for(path, budget=0.0, start=False)
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            uri = path.as_uri()
+            for client, config in clients:
+                if client.texts.get(uri) != text:
+                    self._awaiting.discard((_key(config.name, client.root), uri))
+                client.sync(path, text, language_id(config, path))
 
     def _error_keys(self) -> dict[str, Counter[tuple[str, str | None]]]:
         """Every published error by file, as a multiset of (message, code): positions left out
@@ -444,13 +470,14 @@ class LspManager:
                 break
         return out
 
-    async def _open_importers(self, path: Path, deadline: float) -> None:
+    async def _open_importers(self, path: Path, deadline: float, limit: int = MAX_IMPORTERS) -> None:
         """Open (once per session) a few files that import ``path`` (Python, TS/JS, Go), so that
         servers reporting only open files say what a change breaks in them, and wait (until
         ``deadline``) for their first diagnostics: the baseline "gained" is measured against."""
-        if str(path) in self._importers_opened:
+        key = f"{limit}:{path}"
+        if key in self._importers_opened:
             return
-        self._importers_opened.add(str(path))
+        self._importers_opened.add(key)
         found_pattern = importer_pattern(path, self.workspace)
         if found_pattern is None:
             return
@@ -464,7 +491,7 @@ class LspManager:
         query = SearchQuery(self.workspace, pattern, include=include)
         try:
             found = await asyncio.wait_for(
-                search(query, rg=find_rg(self.config.rg_path), limit=50, cancel=CancelToken()),
+                search(query, rg=find_rg(self.config.rg_path), limit=max(50, limit), cancel=CancelToken()),
                 max(deadline - time.monotonic(), 0.01),
             )
         except Exception as exc:  # best effort: an importer we miss is only unreported
@@ -472,7 +499,7 @@ class LspManager:
             return
         importers = list(dict.fromkeys(Path(m.path) for m in found.matches if Path(m.path) != path))
         opened: list[tuple[LspClient, str]] = []
-        for importer in importers[:MAX_IMPORTERS]:
+        for importer in importers[:limit]:
             try:
                 text = importer.read_text(encoding="utf-8", errors="replace")
             except OSError:
@@ -490,7 +517,10 @@ class LspManager:
         return await self._diagnose(path, QUERY_WAIT_S, start=True)
 
     async def navigate(self, path: Path, operation: str) -> tuple[LspClient, list[str]]:
-        """A running client for ``path`` that supports ``operation``, synced with the file."""
+        """A running client for ``path`` that supports ``operation``, synced with the file; for
+        operations that search other files (references, rename, callers, implementations), the
+        files importing it are opened first: some servers (tsserver) search only the projects of
+        open files."""
         clients, notes = await self.clients_for(path, budget=QUERY_START_S)
         able = [(c, cfg) for c, cfg in clients if c.supports(operation)]
         if not able:
@@ -500,6 +530,8 @@ class LspManager:
         client, config = able[0]
         text = path.read_text(encoding="utf-8", errors="replace")
         client.sync(path, text, language_id(config, path))
+        if operation in SEARCHES_IMPORTERS:
+            await self._open_importers(path, time.monotonic() + IMPORTERS_BUDGET_S, MAX_IMPORTERS_SEARCHED)
         return client, notes
 
     async def request(self, client: LspClient, name: str, params: Any) -> Any:

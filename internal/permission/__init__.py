@@ -38,7 +38,8 @@ class PermissionRequest:
 
 Asker = Callable[[PermissionRequest], Awaitable[Decision]]
 
-#: Tools that never change anything; :func:`read_only_policy` allows only these.
+#: Tools that change nothing except through a "write" ask (lsp's rename); :func:`read_only_policy`
+#: allows only these, and never a write.
 READ_ONLY_TOOLS = frozenset({"view", "read_many", "glob", "grep", "ls", "lsp", "fetch", "skill"})
 
 
@@ -47,7 +48,18 @@ async def allow_all(request: PermissionRequest) -> Decision:
 
 
 async def read_only_policy(request: PermissionRequest) -> Decision:
-    return Decision.ALLOW_ONCE if request.tool in READ_ONLY_TOOLS else Decision.DENY
+    allowed = request.tool in READ_ONLY_TOOLS and request.action != "write"
+    return Decision.ALLOW_ONCE if allowed else Decision.DENY
+
+
+def refusing_writes(asker: Asker) -> Asker:
+    """``asker`` for a read-only session: a "write" ask (lsp's rename, offered there for its
+    navigation) is refused without asking."""
+
+    async def ask(request: PermissionRequest) -> Decision:
+        return Decision.DENY if request.action == "write" else await asker(request)
+
+    return ask
 
 
 class PermissionService:

@@ -1,7 +1,11 @@
-"""lsp: ask the file's language server for diagnostics, definitions, references, hover or symbols."""
+"""lsp: ask the file's language server for diagnostics, navigation (definitions, references,
+implementations, calls, hover, symbols), or a rename applied to every file it touches."""
 
 from __future__ import annotations
 
+import contextlib
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -20,17 +24,35 @@ MAX_HOVER_CHARS = 4000
 #: LSP positions are unsigned 32-bit integers that must fit a signed one (2**31 - 1).
 MAX_POSITION = 2**31 - 1
 
-Operation = Literal["diagnostics", "definition", "references", "hover", "document_symbol", "workspace_symbol"]
-NEEDS_POSITION = ("definition", "references", "hover")
+#: Symbols listed when a `symbol` name matches none or several.
+MAX_SYMBOL_CANDIDATES = 20
 
-DESCRIPTION = """Asks the language server for a file: diagnostics (default), definition, references, hover,
-document_symbol or workspace_symbol.
+Operation = Literal[
+    "diagnostics", "definition", "references", "implementation", "incoming_calls", "outgoing_calls", "hover",
+    "rename", "document_symbol", "workspace_symbol",
+]  # fmt: skip
+NEEDS_POSITION = ("definition", "references", "implementation", "incoming_calls", "outgoing_calls", "hover", "rename")
+#: The client request each position-based operation needs the server to support.
+_REQUESTS = {
+    "definition": ("text_document_definition", "DefinitionParams"),
+    "implementation": ("text_document_implementation", "ImplementationParams"),
+}
+
+DESCRIPTION = """Asks the language server for a file: diagnostics (default), definition, references,
+implementation, incoming_calls, outgoing_calls, hover, document_symbol or workspace_symbol — or
+renames a symbol everywhere (rename).
 
 - `file_path` must exist. LSP servers must be configured for the file type (Python, Go, TypeScript,
   Rust and C/C++ servers are used automatically when installed). When several servers handle the
   file, diagnostics are merged and each question goes to a server that can answer it.
-- `line` and `character` are 1-based (as view shows them) and required for definition, references
-  and hover; `query` is required for workspace_symbol.
+- Position-based operations (definition, references, implementation, incoming_calls,
+  outgoing_calls, hover, rename) take `line` and `character` (1-based, as view shows them) or
+  `symbol`: a name defined in the file, plain (`greet`) or dotted (`Greeter.greet`).
+  `query` is required for workspace_symbol.
+- rename needs `new_name`: the server's edit is applied to every file it touches at once (all or
+  nothing, one permission ask, a diff per file), files you have not viewed included. A file you
+  read that changed since is refused (view it again). Prefer it to editing each use by hand; check
+  the diagnostics it reports. Servers that rename files too are refused (use the file tools).
 - diagnostics lists all severities for the file (errors, warnings, info, hints), at most 20 per file.
 - Edits made with edit, multiedit, write and patch already report new errors; use this tool to look
   deeper (warnings, navigation).
@@ -43,10 +65,13 @@ document_symbol or workspace_symbol.
 class LspParams:
     file_path: str = param("The file to ask about (absolute or relative to the workspace root)", minLength=1)
     operation: Operation = param("What to ask the language server", "diagnostics")
-    line: int | None = param("1-based line (definition, references, hover)", None, minimum=1, maximum=MAX_POSITION)
-    character: int | None = param(
-        "1-based column (definition, references, hover)", None, minimum=1, maximum=MAX_POSITION
+    line: int | None = param("1-based line (position-based operations)", None, minimum=1, maximum=MAX_POSITION)
+    character: int | None = param("1-based column (position-based operations)", None, minimum=1, maximum=MAX_POSITION)
+    symbol: str | None = param(
+        "A symbol defined in the file, instead of line and character: `name` or a dotted path like `Class.method`",
+        None,
     )
+    new_name: str | None = param("The new name (rename)", None)
     query: str | None = param("Symbol name to search for (workspace_symbol)", None)
 
 
@@ -55,7 +80,8 @@ class LspTool(Tool):
     title = "Ask the language server"
     description = DESCRIPTION
     Params = LspParams
-    read_only = True
+    read_only = False  # rename writes (MCP hosts must not take it for a read-only tool)
+    offered_read_only = True  # navigation stays available; read-only sessions refuse the rename
 
     async def run(self, params: LspParams, ctx: ToolContext) -> ToolResponse:
         from ...lsp.client import LspError
@@ -82,20 +108,34 @@ class LspTool(Tool):
                 "for it (e.g. basedpyright or pylsp for Python, gopls, typescript-language-server, rust-analyzer, "
                 "clangd) or add one under [lsp.servers.NAME] in .toolsmith/config.toml (command, extensions)."
             )
-        if params.operation in NEEDS_POSITION and (params.line is None or params.character is None):
-            raise ToolError(f"operation {params.operation} needs line and character (1-based).")
+        _check_position_params(params)
         if params.operation == "workspace_symbol" and not params.query:
             raise ToolError("operation workspace_symbol needs a query.")
         try:
+            if params.operation == "rename":
+                return await self._rename(params, path, manager, ctx)
             text = await self._dispatch(params, path, manager, ctx)
         except LspError as exc:
             raise ToolError(f"The language server failed: {exc}.") from exc
         return ToolResponse(text, metadata={"operation": params.operation, "file_path": str(path)})
 
-    async def _dispatch(self, params: LspParams, path: Path, manager: Any, ctx: ToolContext) -> str:
+    async def _rename(self, params: LspParams, path: Path, manager: Any, ctx: ToolContext) -> ToolResponse:
         from lsprotocol import types
 
-        from ...lsp.client import from_char
+        client, _notes = await manager.navigate(path, "rename")
+        doc = types.TextDocumentIdentifier(path.as_uri())
+        position, old_name = await _position(params, path, client, manager, ctx)
+        assert params.new_name is not None
+        edit = await manager.request(
+            client,
+            "text_document_rename",
+            types.RenameParams(text_document=doc, position=position, new_name=params.new_name),
+        )
+        _refuse_stale(ctx, edit, client)
+        return await _apply_rename(ctx, path, edit, old_name, params.new_name, client.encoding)
+
+    async def _dispatch(self, params: LspParams, path: Path, manager: Any, ctx: ToolContext) -> str:
+        from lsprotocol import types
 
         if params.operation == "diagnostics":
             from ...lsp.manager import truth_notes, with_late_label, with_notes
@@ -114,14 +154,15 @@ class LspTool(Tool):
         client, _notes = await manager.navigate(path, params.operation)
         doc = types.TextDocumentIdentifier(path.as_uri())
         if params.operation in NEEDS_POSITION:
-            assert params.line is not None and params.character is not None
-            line_text = _line(path, params.line - 1)
-            position = types.Position(params.line - 1, from_char(line_text, params.character - 1, client.encoding))
-            if params.operation == "definition":
-                found = await manager.request(
-                    client, "text_document_definition", types.DefinitionParams(text_document=doc, position=position)
-                )
-                return _locations(found, ctx, "definition", client.encoding)
+            position, _name = await _position(params, path, client, manager, ctx)
+            if params.operation in _REQUESTS:
+                # The request's own params class: pygls serialises by the method's declared type.
+                request, params_class = _REQUESTS[params.operation]
+                request_params = getattr(types, params_class)(text_document=doc, position=position)
+                found = await manager.request(client, request, request_params)
+                return _locations(found, ctx, params.operation, client.encoding)
+            if params.operation in ("incoming_calls", "outgoing_calls"):
+                return await _calls(params.operation, doc, position, client, manager, ctx)
             if params.operation == "references":
                 found = await manager.request(
                     client,
@@ -142,6 +183,268 @@ class LspTool(Tool):
             return _capped(_symbol_lines(_in_source_order(found or []), ctx, 0)) or "No symbols found."
         found = await manager.request(client, "workspace_symbol", types.WorkspaceSymbolParams(query=params.query or ""))
         return _capped(_workspace_symbols(found or [], ctx)) or "No symbols found."
+
+
+@dataclass
+class _Renamed:
+    """One file of a rename: the change to commit and what the result says about it."""
+
+    path: Path
+    change: Any
+    edits: int
+    meta: dict[str, Any]
+    warning: str
+
+
+def _refuse_stale(ctx: ToolContext, edit: Any, client: Any) -> None:
+    """Refuse an edit computed on an older text of a file the server has open (changed on disk
+    outside this session since it was opened): its positions would land in the wrong places. The
+    server is given the current text, so the same rename asked again is computed on it."""
+    from ...lsp.edits import WorkspaceEditError, file_edits
+    from ...lsp.servers import language_id
+
+    try:
+        paths = file_edits(edit) if edit is not None else {}
+    except WorkspaceEditError:
+        return  # refused with its reason when applied
+    stale = []
+    for path in paths:
+        if ctx.files.last_read(path) is not None:  # read by the session: its own refusal says "view it again"
+            with contextlib.suppress(OSError):
+                ctx.files.check_unchanged(path, path.read_bytes())
+        known = client.texts.get(path.as_uri())
+        try:
+            now = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if known is not None and known != now:
+            client.sync(path, now, language_id(client.config, path))
+            stale.append(ctx.display(path))
+    if stale:
+        raise ToolError(
+            f"Nothing was renamed: the language server computed the rename on an older text of {', '.join(stale)} "
+            "(changed outside this session since the server opened it). It has the current text now: ask for the "
+            "rename again.",
+            {"error": "rename_stale"},
+        )
+
+
+async def _apply_rename(
+    ctx: ToolContext, path: Path, edit: Any, old_name: str, new_name: str, encoding: str
+) -> ToolResponse:
+    """Apply the server's WorkspaceEdit to every file as one commit, after one permission ask."""
+    from ...cancel import in_thread
+    from ...lsp.edits import WorkspaceEditError, file_edits
+    from .file import commit_changes, guard_notebooks, with_notes
+
+    try:
+        per_file = file_edits(edit) if edit is not None else {}
+    except WorkspaceEditError as exc:
+        raise ToolError(f"Nothing was renamed: {exc}.", {"error": exc.code}) from exc
+    if not per_file:
+        raise ToolError(
+            f"The language server found nothing to rename at that position in {ctx.display(path)} "
+            "(is it on a name? view the line, or use symbol).",
+            {"error": "rename_nothing"},
+        )
+    targets = {p: ctx.check_writable(p) for p in per_file}
+
+    def prepare(check: Any) -> list[_Renamed]:
+        planned = []
+        for original, edits in sorted(per_file.items()):
+            check()
+            renamed = _plan_rename(ctx, original, targets[original], edits, encoding)
+            if renamed is not None:
+                planned.append(renamed)
+        guard_notebooks([r.change for r in planned])
+        return planned
+
+    async with ctx.locks.hold(targets.values()):
+        planned = await in_thread(prepare, ctx.cancel)
+        if not planned:
+            raise ToolError(
+                f"Renaming to {new_name!r} changes no file (is it the same name?).", {"error": "rename_nothing"}
+            )
+        files = [r.meta for r in planned]
+        names = ", ".join(ctx.display(r.path) for r in planned)
+        await ctx.require_permission(
+            "lsp", "write", names, f"rename {old_name or 'the symbol'} to {new_name} in {names}", {"files": files}
+        )
+        notes = await commit_changes(ctx, [r.change for r in planned])
+    total = sum(r.edits for r in planned)
+    count = len(planned)
+    text = (
+        f"Renamed {old_name or 'the symbol'} to {new_name}: {total} edit{'s' if total != 1 else ''} in {count} "
+        f"file{'s' if count != 1 else ''}"
+    )
+    for r in planned[:MAX_RESULTS]:
+        text += f"\n  {ctx.display(r.path)} ({r.edits} edit{'s' if r.edits != 1 else ''}){r.warning}"
+    if count > MAX_RESULTS:
+        text += f"\n  ... and {count - MAX_RESULTS} more files (all in metadata['files'])"
+    metadata: dict[str, Any] = {"operation": "rename", "file_path": str(path), "files": files, "edits": total}
+    text = with_notes(text, notes, metadata)
+    found = await ctx.diagnostics_after_change([r.path for r in planned])
+    return ToolResponse(text + ("\n\n" + found if found else ""), metadata=metadata)
+
+
+def _plan_rename(ctx: ToolContext, path: Path, target: Path, edits: Any, encoding: str) -> _Renamed | None:
+    """One file's change, computed on its bytes now: a file the session read must be unchanged
+    since; one it never read is read fresh (the server's edit was computed on the disk's text)."""
+    from ...diff import diff_metadata
+    from ...fsutil.commit import Change
+    from ...fsutil.textio import decode_bytes, normalize_eol
+    from ...lsp.edits import WorkspaceEditError, apply_text_edits
+    from .file import gate_change, read_for_change
+
+    data, _ = read_for_change(ctx, target, unchanged=False)
+    if ctx.files.last_read(target) is not None:
+        ctx.files.check_unchanged(target, data)
+    old = decode_bytes(data, path=str(path))
+    try:
+        new_raw = apply_text_edits(old.raw, edits, encoding)
+    except WorkspaceEditError as exc:
+        raise ToolError(f"Nothing was renamed: {exc} ({ctx.display(path)}).", {"error": exc.code}) from exc
+    if new_raw == old.raw:
+        return None
+    display = ctx.display(path)
+    new_text = normalize_eol(new_raw)
+    warning = gate_change(ctx, path, old.text, new_text, "rename")
+    meta = {"path": display, "edits": len(edits), **diff_metadata(old.text, new_text, display)}
+    return _Renamed(path, Change("write", target, old.encode(new_raw), data), len(edits), meta, warning)
+
+
+def _check_position_params(params: LspParams) -> None:
+    if params.operation not in NEEDS_POSITION:
+        return
+    if params.symbol is not None and (params.line is not None or params.character is not None):
+        raise ToolError("Give either symbol or line and character, not both.", {"error": "position_and_symbol"})
+    if params.symbol is None and (params.line is None or params.character is None):
+        raise ToolError(
+            f"operation {params.operation} needs line and character (1-based), or symbol (a name defined in the file)."
+        )
+    if params.symbol is not None and not params.symbol.strip():
+        raise ToolError("symbol is empty: give a name defined in the file, e.g. `greet` or `Greeter.greet`.")
+    if params.operation == "rename" and not (params.new_name or "").strip():
+        raise ToolError("operation rename needs new_name.", {"error": "missing_new_name"})
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _word_at(text: str, index: int) -> str:
+    for match in _WORD.finditer(text):
+        if match.start() <= index <= match.end():
+            return match.group()
+    return ""
+
+
+async def _position(params: LspParams, path: Path, client: Any, manager: Any, ctx: ToolContext) -> tuple[Any, str]:
+    """The server position the call is about, and the name there."""
+    from lsprotocol import types
+
+    from ...lsp.client import from_char
+
+    if params.symbol is not None:
+        line, index, name = await _resolve_symbol(params.symbol, path, client, manager, ctx)
+    else:
+        assert params.line is not None and params.character is not None
+        line, index = params.line - 1, params.character - 1
+        name = _word_at(_line(path, line), index)
+    return types.Position(line, from_char(_line(path, line), index, client.encoding)), name
+
+
+async def _resolve_symbol(query: str, path: Path, client: Any, manager: Any, ctx: ToolContext) -> tuple[int, int, str]:
+    """(0-based line, character index, name) of the symbol ``query`` names in ``path``."""
+    from lsprotocol import types
+
+    from ...lsp.client import to_char
+
+    if not client.supports("document_symbol"):
+        raise ToolError(
+            f"{client.config.name} cannot list the symbols of {ctx.display(path)}, so symbol cannot be used "
+            "here: give line and character.",
+            {"error": "symbol_unsupported"},
+        )
+    doc = types.TextDocumentIdentifier(path.as_uri())
+    found = await manager.request(
+        client, "text_document_document_symbol", types.DocumentSymbolParams(text_document=doc)
+    )
+    named = list(_named_symbols(_in_source_order(found or []), ""))
+    query = query.strip()
+    matches = [(n, s) for n, s in named if n == query]
+    if not matches:
+        matches = [(n, s) for n, s in named if n.endswith("." + query) or n.split(".")[-1] == query]
+    if len(matches) != 1:
+        shown = matches or named
+        listing = "\n".join(
+            f"  {n} ({_kind(s.kind)}) line {_start(s)[0] + 1}" for n, s in shown[:MAX_SYMBOL_CANDIDATES]
+        )
+        if len(shown) > MAX_SYMBOL_CANDIDATES:
+            listing += f"\n  ... and {len(shown) - MAX_SYMBOL_CANDIDATES} more"
+        if matches:
+            raise ToolError(
+                f"symbol {query!r} matches {len(matches)} symbols in {ctx.display(path)}; give the dotted path "
+                f"(e.g. Class.method) or line and character:\n{listing}",
+                {"error": "ambiguous_symbol"},
+            )
+        raise ToolError(
+            f"No symbol {query!r} in {ctx.display(path)}. Symbols in the file:\n{listing or '  (none)'}",
+            {"error": "symbol_not_found"},
+        )
+    _, symbol = matches[0]
+    selection = getattr(symbol, "selection_range", None)
+    if selection is not None:
+        line, column = selection.start.line, selection.start.character
+        text = _line(path, line)
+        return line, to_char(text, column, client.encoding), symbol.name
+    # A flat SymbolInformation: its range starts at the declaration; the name is on that line.
+    line, column = _start(symbol)
+    text = _line(path, line)
+    index = to_char(text, column, client.encoding)
+    found_at = text.find(symbol.name, index)
+    return line, found_at if found_at >= 0 else index, symbol.name
+
+
+def _named_symbols(symbols: Any, prefix: str) -> Iterator[tuple[str, Any]]:
+    """Every symbol with its dotted name path (from the tree, or a flat list's container names)."""
+    for symbol in symbols:
+        container = prefix or (getattr(symbol, "container_name", None) or "")
+        name = f"{container}.{symbol.name}" if container else symbol.name
+        yield name, symbol
+        yield from _named_symbols(_in_source_order(getattr(symbol, "children", None) or []), name)
+
+
+async def _calls(operation: str, doc: Any, position: Any, client: Any, manager: Any, ctx: ToolContext) -> str:
+    """Callers (the call sites) or callees (their definitions) of the item at ``position``."""
+    from lsprotocol import types
+
+    items = await manager.request(
+        client,
+        "text_document_prepare_call_hierarchy",
+        types.CallHierarchyPrepareParams(text_document=doc, position=position),
+    )
+    if not items:
+        return "No function or method at that position."
+    item = items[0]
+    rows: list[tuple[str, int, int]] = []
+    if operation == "incoming_calls":
+        calls = await manager.request(
+            client, "call_hierarchy_incoming_calls", types.CallHierarchyIncomingCallsParams(item=item)
+        )
+        for call in calls or []:
+            rows += [(call.from_.uri, r.start.line, r.start.character) for r in call.from_ranges]
+    else:
+        calls = await manager.request(
+            client, "call_hierarchy_outgoing_calls", types.CallHierarchyOutgoingCallsParams(item=item)
+        )
+        for call in calls or []:
+            start = call.to.selection_range.start
+            rows.append((call.to.uri, start.line, start.character))
+    if not rows:
+        return f"No {operation.replace('_', ' ')} found for {item.name}."
+    lines = [_location_line(uri, line, col, ctx, client.encoding) for uri, line, col in rows[:MAX_RESULTS]]
+    more = f"\n... and {len(rows) - MAX_RESULTS} more" if len(rows) > MAX_RESULTS else ""
+    return "\n".join(lines) + more
 
 
 def _line(path: Path, index: int) -> str:

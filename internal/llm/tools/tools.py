@@ -245,12 +245,18 @@ class Tool(ABC):
     title: str = ""
     Params: ClassVar[type]
     read_only: ClassVar[bool] = False
+    #: Offered in read-only sessions although it can write (lsp: navigation, and rename): its
+    #: writes ask for action "write", which read-only sessions refuse.
+    offered_read_only: ClassVar[bool] = False
     #: Reaches beyond the workspace (the network, or any program): MCP's ``openWorldHint``.
     open_world: ClassVar[bool] = False
     #: Calling again with the same arguments changes nothing more (read-only tools always are).
     idempotent: ClassVar[bool] = False
     #: See ToolInfo.grammar.
     grammar: ClassVar[str | None] = None
+
+    def in_read_only_sessions(self) -> bool:
+        return self.read_only or self.offered_read_only
 
     def info(self) -> ToolInfo:
         return ToolInfo(
