@@ -419,11 +419,16 @@ class JobTable:
 
 def _take_terminal() -> None:
     """In the child, after setsid: make the pseudo-terminal (stdin) its controlling terminal,
-    so Ctrl-C (``\\u0003``) reaches it as SIGINT."""
+    so Ctrl-C (``\\u0003``) reaches it as SIGINT — with SIGINT and SIGQUIT at their defaults: a
+    process started in the background of a non-interactive shell (``toolsmith-mcp &``) runs with
+    both ignored, children inherit that, and Ctrl-C would then reach nothing."""
     import fcntl
+    import signal
     import termios
 
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    for number in (signal.SIGINT, signal.SIGQUIT):
+        signal.signal(number, signal.SIG_DFL)
 
 
 def _set_window_size(fd: int) -> None:
