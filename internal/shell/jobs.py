@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolError
-from ..proc import KILL_GRACE_S, SETTLE_AFTER_EXIT_S, ProcessSupervisor, ProcessTree, terminate_blocking
+from ..proc import KILL_GRACE_S, SETTLE_AFTER_EXIT_S, ProcessSupervisor, ProcessTree
 from ..truncate import SPILL_FILE_MAX_BYTES, _CappedFile, head_tail
 
 if TYPE_CHECKING:
@@ -160,11 +160,11 @@ class Job:
             code = popen.wait(self.timeout_s)
         except Exception:  # subprocess.TimeoutExpired
             self._kill_reason = "timed out"
-            terminate_blocking(self.tree, KILL_GRACE_S)
+            self.tree.terminate_blocking(KILL_GRACE_S)
             code = popen.wait()
         if self._reader is not None:
             self._reader.join(DRAIN_AFTER_EXIT_S)
-        left = terminate_blocking(self.tree, KILL_GRACE_S, SETTLE_AFTER_EXIT_S)
+        left = self.tree.terminate_blocking(KILL_GRACE_S, SETTLE_AFTER_EXIT_S)
         if self._reader is not None:
             self._reader.join(KILL_GRACE_S + 1)
         with self._lock:
