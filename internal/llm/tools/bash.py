@@ -11,7 +11,7 @@ from ...shell.command_call import (
     run_command_call,
     start_background_job,
 )
-from ...shell.jobs import report
+from ...shell.job_report import report
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from ...errors import ToolError
 from ...shell.command_call import authorize_job_input
-from ...shell.jobs import Job, report
+from ...shell.job import Job
+from ...shell.job_report import report
 from .job_output import MAX_WAIT_MS
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse

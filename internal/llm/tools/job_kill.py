@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...proc import KILL_GRACE_S, REAP_TIMEOUT_S
-from ...shell.jobs import report
+from ...shell.job_report import report
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 

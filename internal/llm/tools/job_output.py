@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ...shell.jobs import report
+from ...shell.job_report import report, summary
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 
@@ -45,7 +45,7 @@ class JobOutputTool(Tool):
             jobs = ctx.jobs.jobs()
             if not jobs:
                 return ToolResponse("No background jobs in this session.", metadata={"jobs": []})
-            lines = [job.summary() for job in jobs]
+            lines = [summary(job) for job in jobs]
             return ToolResponse("\n".join(lines), metadata={"jobs": [job.id for job in jobs]})
         job = ctx.jobs.get(params.job_id)
         started = time.monotonic()
