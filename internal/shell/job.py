@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..proc import KILL_GRACE_S, SETTLE_AFTER_EXIT_S, ProcessSupervisor, ProcessTree
+from ..wakeup import Waiter, wake
 from .job_buffer import Delta, OutputRing
 from .tty import ANSI_ESCAPE, set_window_size, take_terminal
 
@@ -58,7 +59,7 @@ class Job:
         self._lock = threading.Lock()
         self._output = OutputRing(spill_path)
         self._version = 0
-        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._waiters: list[Waiter] = []
         self._input_fd = -1
         self._output_fd = -1
         self._reader: threading.Thread | None = None
@@ -155,9 +156,7 @@ class Job:
         with self._lock:
             self._version += 1
             waiters, self._waiters = self._waiters, []
-        for loop, future in waiters:
-            with contextlib.suppress(RuntimeError):  # that loop is closed
-                loop.call_soon_threadsafe(_resolve, future)
+        wake(waiters)
 
     # --- what calls do ----------------------------------------------------------------------
 
@@ -251,8 +250,3 @@ class Job:
         while not self._finished.is_set() and time.monotonic() < deadline:
             await self.wait_change(self.version, max(deadline - time.monotonic(), 0.0))
         return self._finished.is_set()
-
-
-def _resolve(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
