@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ...errors import PermissionDenied, ToolCancelled, ToolError
+from ...errors import Denied, ToolCancelled, ToolError
 from ...fsutil.paths import real_path, within_any
 from ...permission import Decision, PermissionRequest, PermissionService
 from ...ripgrep import AUTO_IGNORED, FileQuery, display, find_rg, list_files
@@ -174,7 +174,7 @@ class ReadManyTool(Tool):
     async def _approve(self, path: Path, entry: str, plan: _Plan, ctx: ToolContext) -> bool:
         try:
             await ctx.require_read_permission(self.name, path)
-        except PermissionDenied as exc:
+        except Denied as exc:
             plan.skipped.append((entry, exc.message))
             return False
         plan.approved.append(real_path(path))
