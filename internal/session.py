@@ -27,15 +27,10 @@ from .file_tracker import FileTracker
 from .fsutil.atomic import atomic_write
 from .fsutil.commit import recover
 from .fsutil.locks import PathLocks
-from .llm.tools.tools import (
-    DiagnosticsSource,
-    Progress,
-    ToolContext,
-    ToolInfo,
-    ToolRegistry,
-    ToolResponse,
-    run_tool,
-)
+from .llm.tools.context import ToolContext
+from .llm.tools.contract import DiagnosticsSource, Progress, ToolInfo, ToolResponse
+from .llm.tools.registry import ToolRegistry
+from .llm.tools.runner import run_tool
 from .permission import Asker, PermissionService, ToolPolicy, allow_all, refusing_writes
 from .shell.state import ShellState
 from .state import PRIVATE_FILE_MODE, check_session_id

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..tools.tools import ToolResponse
+from ..tools.contract import ToolResponse
 
 
 @dataclass(frozen=True)

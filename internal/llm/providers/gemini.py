@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from ..tools.tools import ToolInfo, ToolResponse
+from ..tools.contract import ToolInfo, ToolResponse
 from .calls import ToolCall
 
 #: Schema fields kept (Gemini API reference, ``Schema``); others are dropped.

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...shell.command_call import (
+from ...shell.jobs import report
+from .command_call import (
     DEFAULT_TIMEOUT_MS,
     MAX_OUTPUT_CHARS,
     MAX_TIMEOUT_MS,
     run_command_call,
     start_background_job,
 )
-from ...shell.jobs import report
+from .context import ToolContext
+from .contract import Tool, ToolResponse
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 DESCRIPTION = f"""Runs a bash command and returns its combined stdout and stderr.
 

@@ -8,14 +8,15 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit
 
-from ...errors import ToolError
+from ...errors import TimedOut, ToolError
 from ...fsutil.paths import quote_input
 from ...fsutil.textio import guess_encoding, looks_binary
 from ...progress import PROGRESS_INTERVAL_S
 from ...truncate import SpillingBuffer, new_spill_path
 from ...web.html import to_text
+from .context import ToolContext
+from .contract import Tool, ToolResponse
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 #: Largest body read, whether announced by Content-Length or counted while streaming (seed 2.14).
 MAX_BODY_BYTES = 5 * 1024 * 1024
@@ -87,7 +88,7 @@ class FetchTool(Tool):
                 body = await _download(url, params.format, ctx, timeout)
                 text, note = await _convert(body, params.format, ctx)
         except TimeoutError as exc:
-            raise ToolError(f"Fetching {shown} timed out after {timeout} s (download and conversion).") from exc
+            raise TimedOut(f"Fetching {shown} timed out after {timeout} s (download and conversion).", timeout) from exc
         output = SpillingBuffer(MAX_OUTPUT_CHARS, lambda: new_spill_path(ctx.state, ctx.session_id, "fetch"))
         output.write(text.encode("utf-8", "surrogatepass"))
         output.close()

@@ -16,8 +16,9 @@ from ...ripgrep import FileQuery, find_rg, list_files
 from ...syntax import MAX_PARSE_BYTES, language_for, parse
 from ...syntax.languages import LANGUAGE_BY_EXTENSION
 from ...syntax.outline import SYMBOL_KINDS, Symbol, outline
+from .context import ToolContext
+from .contract import Tool, ToolResponse
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 #: Files outlined in a directory map; more are listed as a count with a hint.
 MAX_MAP_FILES = 200

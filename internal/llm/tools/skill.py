@@ -8,8 +8,9 @@ from ...errors import ToolError
 from ...fsutil.paths import quote_input
 from ...ripgrep import FileQuery, display, find_rg, list_files
 from ...skills import SKILL_FILE, discover
+from .context import ToolContext
+from .contract import Tool, ToolResponse
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 #: Other files of the skill listed with its instructions (seed 2.17).
 MAX_SAMPLE_FILES = 20

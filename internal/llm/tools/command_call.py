@@ -10,20 +10,19 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..errors import ToolError
-from ..fsutil.paths import from_workspace
-from ..proc import check_argument
-from ..progress import OutputProgress
-from ..truncate import SpillingBuffer, new_spill_path
-from . import policy, sandbox
-from .jobs import Job
-from .runner import environment, run_command, start_dir
-from .state import ShellState
-
-if TYPE_CHECKING:
-    from ..llm.tools.tools import ToolContext, ToolResponse
+from ...errors import TimedOut, ToolError
+from ...fsutil.paths import from_workspace
+from ...proc import check_argument
+from ...progress import OutputProgress
+from ...shell import policy, sandbox
+from ...shell.jobs import Job
+from ...shell.runner import environment, run_command, start_dir
+from ...shell.state import ShellState
+from ...truncate import SpillingBuffer, new_spill_path
+from .context import ToolContext
+from .contract import ToolResponse
 
 DEFAULT_TIMEOUT_MS = 60_000
 MAX_TIMEOUT_MS = 600_000
@@ -45,8 +44,6 @@ async def run_command_call(
 ) -> ToolResponse:
     """Run ``command`` for ``tool``. Commands outside the safe list (all of them with
     ``always_ask``) ask permission first. ``shell`` defaults to the session's shell state."""
-    from ..llm.tools.tools import ToolResponse
-
     wrap = await authorize_command(command, ctx, tool=tool, description=description, always_ask=always_ask)
     git_before = sandbox.git_metadata(ctx.workspace) if wrap is not None else set()
     output = SpillingBuffer(MAX_OUTPUT_CHARS, lambda: new_spill_path(ctx.state, ctx.session_id, tool))
@@ -100,6 +97,8 @@ async def run_command_call(
     }
     if created_git:
         metadata["new_git_metadata"] = created_git
+    if result.timed_out:
+        metadata["error"] = TimedOut.code
     return ToolResponse(text, is_error=result.timed_out or result.aborted, metadata=metadata)
 
 
