@@ -12,7 +12,7 @@ from .command_call import (
     run_command_call,
     start_background_job,
 )
-from .context import ToolContext
+from .context import ProcessServices
 from .contract import Tool, ToolResponse
 from .params import param
 
@@ -70,7 +70,7 @@ class BashTool(Tool):
     Params = BashParams
     open_world = True
 
-    async def run(self, params: BashParams, ctx: ToolContext) -> ToolResponse:
+    async def run(self, params: BashParams, ctx: ProcessServices) -> ToolResponse:
         if params.tty and not params.run_in_background:
             return ToolResponse(
                 "tty: true needs run_in_background: true (a terminal is for a job you talk to with job_input).",
@@ -94,7 +94,7 @@ FIRST_OUTPUT_WAIT_S = 0.3
 FIRST_OUTPUT_QUIET_S = 0.1
 
 
-async def _start_job(params: BashParams, ctx: ToolContext) -> ToolResponse:
+async def _start_job(params: BashParams, ctx: ProcessServices) -> ToolResponse:
     job = await start_background_job(
         params.command, ctx, tool="bash", tty=params.tty, timeout_ms=params.timeout, description=params.description
     )

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ...cancel import CancelToken
 from ...config import Config
@@ -33,16 +33,90 @@ from .contract import DiagnosticsSource, Progress, ToolSet
 
 log = logging.getLogger("toolsmith")
 
-__all__ = ["ToolContext"]
+__all__ = ["CallServices", "FileServices", "LspServices", "PathServices", "ProcessServices", "ToolContext"]
 
 
 def _no_progress(message: str, data: dict[str, Any]) -> None:
     return None
 
 
+class CallServices(Protocol):
+    """What every call has: its workspace and settings, cancellation, progress, state, asking."""
+
+    @property
+    def workspace(self) -> Path: ...
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def config(self) -> Config: ...
+    @property
+    def cancel(self) -> CancelToken: ...
+    @property
+    def progress(self) -> Progress: ...
+    @property
+    def state(self) -> StateDir: ...
+
+    async def require_permission(
+        self, tool: str, action: str, target: str, description: str = "", params: dict[str, Any] | None = None
+    ) -> None: ...
+
+
+class PathServices(CallServices, Protocol):
+    """Reading files in (or, when the user allows, outside) the workspace: view, grep, glob, ls,
+    outline, read_many. Reads are recorded so a later edit can tell the file changed."""
+
+    @property
+    def permissions(self) -> PermissionService: ...
+    @property
+    def files(self) -> FileTracker: ...
+    @property
+    def line_indexes(self) -> LineIndexCache: ...
+
+    def resolve(self, file_path: str) -> Path: ...
+    def display(self, path: Path) -> str: ...
+    def read_roots(self, approved: Path) -> list[Path]: ...
+    def read_guard(self, approved: Path) -> Callable[[Path], bool]: ...
+    async def require_read_permission(self, tool: str, path: Path) -> Path: ...
+    async def diagnostics_after_view(self, path: Path) -> str: ...
+
+
+class FileServices(PathServices, Protocol):
+    """Changing files: write, edit, multiedit, patch, notebook_edit, symbol_edit."""
+
+    @property
+    def locks(self) -> PathLocks: ...
+    @property
+    def syntax_trees(self) -> SyntaxCache: ...
+    @property
+    def on_commit(self) -> Callable[[Sequence[Any]], None] | None: ...
+
+    def writable_roots(self) -> list[Path]: ...
+    def check_writable(self, path: Path, *, follow: bool = True) -> Path: ...
+    async def diagnostics_after_change(self, paths: list[Path]) -> str: ...
+
+
+class LspServices(FileServices, Protocol):
+    """The lsp tool: navigation through the language servers, and rename (a change)."""
+
+    @property
+    def lsp(self) -> DiagnosticsSource | None: ...
+
+
+class ProcessServices(CallServices, Protocol):
+    """Running programs: bash, the job tools, custom tools."""
+
+    @property
+    def shell(self) -> ShellState: ...
+    @property
+    def processes(self) -> ProcessSupervisor: ...
+    @property
+    def jobs(self) -> JobTable: ...
+
+
 @dataclass
 class ToolContext:
-    """Everything a call needs. One per agent session; tools keep no state of their own."""
+    """One session's services, all of them: the runner holds this; a tool sees the narrow
+    protocol its ``run`` names (above). One per agent session; tools keep no state of their own."""
 
     workspace: Path
     session_id: str = "default"
@@ -150,3 +224,8 @@ class ToolContext:
         except Exception:  # the change is already written: report it as done, without diagnostics
             log.exception("diagnostics after changing %s failed", paths)
             return "(Diagnostics unavailable: the language server failed; see the log.)"
+
+
+def _satisfies_every_view(ctx: ToolContext) -> tuple[LspServices, ProcessServices]:
+    """Never called: the type checker proves here that the context satisfies every narrow view."""
+    return ctx, ctx
