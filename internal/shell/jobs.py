@@ -13,7 +13,7 @@ from ..proc import KILL_GRACE_S, ProcessSupervisor
 from .job import Job
 from .job_report import summary
 
-__all__ = ["Job", "JobTable"]
+__all__ = ["JobTable"]
 
 #: Finished jobs stay listed (and readable) until this many jobs exist; the oldest go first.
 MAX_KEPT_JOBS = 64

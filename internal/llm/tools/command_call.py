@@ -17,7 +17,7 @@ from ...fsutil.paths import from_workspace
 from ...proc import check_argument
 from ...progress import OutputProgress
 from ...shell import policy, sandbox
-from ...shell.jobs import Job
+from ...shell.job import Job
 from ...shell.runner import environment, run_command, start_dir
 from ...shell.state import ShellState
 from ...truncate import SpillingBuffer, new_spill_path

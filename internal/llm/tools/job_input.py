@@ -9,7 +9,7 @@ from ...errors import ToolError
 from ...shell.job import Job
 from ...shell.job_report import report
 from .command_call import authorize_job_input
-from .context import ToolContext
+from .context import ProcessServices
 from .contract import Tool, ToolResponse
 from .job_output import MAX_WAIT_MS
 from .params import param
@@ -50,7 +50,7 @@ class JobInputTool(Tool):
     Params = JobInputParams
     open_world = True
 
-    async def run(self, params: JobInputParams, ctx: ToolContext) -> ToolResponse:
+    async def run(self, params: JobInputParams, ctx: ProcessServices) -> ToolResponse:
         job = ctx.jobs.get(params.job_id)
         if not job.running:
             text, metadata = report(job, job.read_delta())

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ...proc import KILL_GRACE_S, REAP_TIMEOUT_S
 from ...shell.job_report import report
-from .context import ToolContext
+from .context import ProcessServices
 from .contract import Tool, ToolResponse
 from .params import param
 
@@ -28,7 +28,7 @@ class JobKillTool(Tool):
     Params = JobKillParams
     idempotent = True
 
-    async def run(self, params: JobKillParams, ctx: ToolContext) -> ToolResponse:
+    async def run(self, params: JobKillParams, ctx: ProcessServices) -> ToolResponse:
         job = ctx.jobs.get(params.job_id)
         job.kill()
         finished = await job.finished(KILL_GRACE_S + REAP_TIMEOUT_S + 1)

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 
 from ...shell.job_report import report, summary
-from .context import ToolContext
+from .context import ProcessServices
 from .contract import Tool, ToolResponse
 from .params import param
 
@@ -41,7 +41,7 @@ class JobOutputTool(Tool):
     Params = JobOutputParams
     read_only = True
 
-    async def run(self, params: JobOutputParams, ctx: ToolContext) -> ToolResponse:
+    async def run(self, params: JobOutputParams, ctx: ProcessServices) -> ToolResponse:
         if params.job_id is None:
             jobs = ctx.jobs.jobs()
             if not jobs:
