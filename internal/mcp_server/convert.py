@@ -14,7 +14,7 @@ from urllib.parse import unquote, urlparse
 from .sdk import ServerRequestContext, types
 
 if TYPE_CHECKING:
-    from ..llm.tools.tools import ToolInfo, ToolResponse
+    from ..llm.tools.contract import ToolInfo, ToolResponse
 
 log = logging.getLogger("toolsmith")
 
