@@ -8,9 +8,10 @@ low-level server, so each tool is declared with the one schema the other front d
 
 The modules: ``server`` (:class:`ToolsmithServer`: the protocol's handlers and the toolsmith
 session of each MCP session), ``convert`` (toolsmith to MCP: tool listings, call results,
-progress notifications, the client's roots), ``stdio_transport`` and ``http_transport`` (serving
-over stdio, and over streamable HTTP behind :mod:`~agent_toolsmith.mcp_guard`), ``sdk`` (the
-optional ``mcp`` SDK, imported once) and ``cli`` (the ``toolsmith-mcp`` command line).
+progress notifications, the client's roots), ``stdio_transport`` and ``http_transport``
+(serving over stdio, and over streamable HTTP), ``http_guard`` (who may talk to it over HTTP),
+``sdk`` (the optional ``mcp`` SDK, imported once) and ``cli`` (the ``toolsmith-mcp`` command
+line).
 
 - **Results**: text first — ``content`` is what the model reads: the tool's text, then its images
   as image blocks. No ``structuredContent`` (the tools declare no ``outputSchema``, and hosts that

@@ -166,7 +166,7 @@ def _given(argv: list[str] | None, option: str) -> bool:
 def _tokens(args: argparse.Namespace, config: Config) -> list[str] | None:
     """The bearer tokens from the flags, the environment or the config's ``[mcp] token_file``;
     None (after a message) when unusable."""
-    from ..mcp_guard import GuardConfigError, read_tokens
+    from .http_guard import GuardConfigError, read_tokens
 
     token_file = args.token_file or (str(config.mcp_token_file) if config.mcp_token_file else None)
     try:

@@ -1,4 +1,4 @@
-"""Serving MCP over streamable HTTP: the SDK's app behind :class:`~agent_toolsmith.mcp_guard.HttpGuard`
+"""Serving MCP over streamable HTTP: the SDK's app behind :class:`~.http_guard.HttpGuard`
 (Host, Origin, bearer token, session owner), a session per ``Mcp-Session-Id`` (closed on the
 client's DELETE, or idle), uvicorn on a socket the command line bound."""
 
@@ -32,7 +32,7 @@ async def serve_http(
     extra_hosts: list[str] | None = None,
 ) -> None:
     """Serve streamable HTTP on ``sock`` (bound and listening) until ``stop`` is set; every
-    request passes :class:`~agent_toolsmith.mcp_guard.HttpGuard` (Host, Origin, bearer token, session owner)."""
+    request passes :class:`~.http_guard.HttpGuard` (Host, Origin, bearer token, session owner)."""
     import uvicorn
 
     class Uvicorn(uvicorn.Server):
@@ -82,14 +82,14 @@ async def serve_http_until_signalled(
 
 def _guarded_transport() -> Any:
     """The SDK's own Host/Origin check (on only for 127.0.0.1/localhost/::1) is replaced by
-    :class:`~agent_toolsmith.mcp_guard.HttpGuard`, which covers every binding and the configured extra hosts."""
+    :class:`~.http_guard.HttpGuard`, which covers every binding and the configured extra hosts."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     return TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 def _guard(app: Any, host: str, tokens: list[str], extra_hosts: list[str]) -> Any:
-    from ..mcp_guard import HttpGuard, allowed_hosts
+    from .http_guard import HttpGuard, allowed_hosts
 
     return HttpGuard(app, hosts=allowed_hosts(host, extra_hosts), tokens=tokens)
 
