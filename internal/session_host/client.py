@@ -39,7 +39,6 @@ def host_enabled() -> bool:
     return os.environ.get(HOST_ENV, "1") != "0"
 
 
-
 def run_call(paths: HostPaths, spec: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
     """Send one run request to the session's host (started if none answers); the envelope back.
 
@@ -123,7 +122,6 @@ def running_hosts(under: Path) -> list[HostPaths]:
         if len(argv) > 4 and argv[2] == _BOOTSTRAP.encode() and Path(os.fsdecode(argv[4])).is_relative_to(under):
             found.append(HostPaths(Path(os.fsdecode(argv[4]))))
     return found
-
 
 
 def _connect(path: Path) -> socket.socket | None:
@@ -229,7 +227,6 @@ def _spawn(paths: HostPaths, spec: dict[str, Any]) -> None:
     # Not waited for: the host outlives this process. Python would warn about a child still
     # running at exit; forget it instead (init, or a subreaper, reaps it).
     proc.returncode = 0
-
 
 
 def _wait_gone(owner: tuple[int, int], timeout: float) -> None:

@@ -64,7 +64,6 @@ class HostPaths:
         return self.directory / "host.lock"
 
 
-
 def host_paths(state_dir: Path, session_id: str) -> HostPaths:
     """The session's host files, in its private state directory (created 0700 on demand)."""
     state = StateDir(state_dir)
@@ -78,6 +77,7 @@ def host_paths(state_dir: Path, session_id: str) -> HostPaths:
 
 
 def parse_line(line: bytes) -> dict[str, Any]:
+    """One line of the host's answer, a JSON object; :class:`HostUnavailable` when it is not."""
     try:
         value = json.loads(line)
     except ValueError as exc:
