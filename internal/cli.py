@@ -11,7 +11,7 @@
 Exit codes: 0 the tool succeeded, 1 the tool returned an error, 2 usage or invalid parameters.
 With ``--session`` the session's state (files read, shell cwd/env) is kept under the state
 directory between invocations, so ``view`` then ``edit`` works from a script; the calls run in
-the session's host process (internal/session_host.py, docs/cli-session-host.md), which keeps
+the session's host process (internal/session_host/, docs/cli-session-host.md), which keeps
 its language servers warm until it has been idle for a while or ``--end`` stops it.
 """
 

@@ -48,7 +48,7 @@ DEFAULT_MAX_JOBS = 16
 DEFAULT_PROTECTED_DIRS: tuple[str, ...] = (".git", ".toolsmith")
 
 #: How long a CLI session's host process waits for a call before it exits (seconds; see
-#: internal/session_host.py and docs/cli-session-host.md).
+#: internal/session_host/ and docs/cli-session-host.md).
 DEFAULT_SESSION_HOST_IDLE_S = 600
 
 #: The environment variable that moves the state directory.
@@ -149,7 +149,7 @@ class Config:
     #: Seconds without a call after which a CLI ``--session`` host process exits.
     session_host_idle_s: int = DEFAULT_SESSION_HOST_IDLE_S
     #: MCP over HTTP: a file holding the bearer token(s), and extra Host names clients may use
-    #: (see internal/mcp_guard.py and docs/security.md).
+    #: (see internal/mcp_server/http_guard.py and docs/security.md).
     mcp_token_file: Path | None = None
     mcp_allowed_hosts: list[str] = field(default_factory=list)
 

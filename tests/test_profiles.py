@@ -198,7 +198,8 @@ def test_a_profile_edit_leaves_the_file_the_engine_edit_leaves(case: tuple[list[
 
 
 def test_the_mcp_server_offers_every_profile_and_speaks_it(tmp_path: Path) -> None:
-    from agent_toolsmith.mcp_server import MCP_PROFILES, ToolsmithServer
+    from agent_toolsmith.mcp_server import ToolsmithServer
+    from agent_toolsmith.mcp_server.cli import MCP_PROFILES
 
     assert MCP_PROFILES == PROFILES
     server = ToolsmithServer(tmp_path, Config(lsp_enabled=False), profile="codex")

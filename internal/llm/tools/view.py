@@ -174,7 +174,8 @@ async def _view_notebook(
 ) -> ToolResponse | None:
     """A notebook's cells; None when the file is not valid notebook JSON (it is shown as text,
     so a broken notebook can still be read and repaired)."""
-    from ...documents.notebook import describe, parse_notebook, render_cells
+    from ...documents.notebook import parse_notebook
+    from ...documents.notebook_render import describe, render_cells
 
     def read(check: Check) -> tuple[bytes, os.stat_result, Any]:
         data, st = _read_document(path, check, allowed)
