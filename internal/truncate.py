@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -15,6 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .state import StateDir, open_private
+
+#: Control sequences terminal programs print (CSI: colours, cursor moves; OSC: titles, links;
+#: two-byte escapes): not for the model. Shared by tty jobs and notebook outputs.
+ANSI_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+
+
+def strip_ansi(text: str) -> str:
+    return ANSI_ESCAPE.sub("", text)
+
 
 #: Spill files (full outputs of bash and fetch) live in one directory of the state dir, shared by
 #: every session, under one budget: older than a day, past the newest SPILL_BUDGET_FILES, or past

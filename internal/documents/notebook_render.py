@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..truncate import cut_utf8
+from ..truncate import cut_utf8, strip_ansi
 from . import MAX_IMAGES_PER_VIEW
 from .notebook import Notebook, cell_source, text_field
 
@@ -21,21 +21,12 @@ MAX_SOURCE_LINE_CHARS = 2000
 #: Image output types attached to a view.
 IMAGE_OUTPUT_TYPES = ("image/png", "image/jpeg")
 
-# CSI sequences (colours, cursor moves) and OSC sequences (titles, links) as IPython emits them.
-# A string, compiled on first use (re caches it): importing this module stays cheap for the CLI.
-_ANSI = r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]"
-
-
 @dataclass
 class RenderedCells:
     text: str
     #: Cells shown (from the offset).
     shown: int
     images: list[tuple[str, str]] = field(default_factory=list)
-
-
-def strip_ansi(text: str) -> str:
-    return re.sub(_ANSI, "", text)
 
 
 def _bounded(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:

@@ -99,7 +99,7 @@ def end_host(paths: HostPaths) -> bool:
 
 def _reap_if_ours(pid: int) -> None:
     """Collect the host's exit status when it became our child: a process that is a child
-    subreaper (proc.py) adopts the detached host once the CLI that started it exits."""
+    subreaper (proc/subreaper.py) adopts the detached host once the CLI that started it exits."""
     deadline = time.monotonic() + END_GRACE_S
     while True:
         try:

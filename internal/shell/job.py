@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..proc import KILL_GRACE_S, SETTLE_AFTER_EXIT_S, ProcessSupervisor, ProcessTree
+from ..truncate import strip_ansi
 from ..wakeup import Waiter, wake
 from .job_buffer import Delta, OutputRing
-from .tty import ANSI_ESCAPE, set_window_size, take_terminal
+from .tty import set_window_size, take_terminal
 
 if TYPE_CHECKING:
     import subprocess
@@ -213,7 +214,7 @@ class Job:
             total = self._output.total
         text = data.decode("utf-8", "replace")
         if self.tty:
-            text = ANSI_ESCAPE.sub("", text.replace("\r\n", "\n"))
+            text = strip_ansi(text.replace("\r\n", "\n"))
         return Delta(text, skipped, total)
 
     def write(self, data: bytes, timeout_s: float) -> int:

@@ -4,12 +4,9 @@ the control sequences terminal programs print that are not for the model."""
 from __future__ import annotations
 
 import contextlib
-import re
 
 #: The pseudo-terminal's size (some programs format for it).
 TTY_ROWS, TTY_COLUMNS = 24, 120
-#: Control sequences a terminal program prints (colours, cursor moves, titles): not for the model.
-ANSI_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 
 
 def take_terminal() -> None:
