@@ -30,7 +30,9 @@ from typing import Any, TypeVar
 
 from ..state import open_private
 from .diagnostics import Diag
+from .positions import to_char
 from .servers import ServerConfig, find_executable
+from .uris import uri_to_path
 
 log = logging.getLogger("toolsmith.lsp")
 T = TypeVar("T")
@@ -89,12 +91,6 @@ _METHODS = {
 }
 
 
-def _uri_path(uri: str) -> str:
-    from urllib.parse import unquote, urlsplit
-
-    return unquote(urlsplit(uri).path)
-
-
 def _route_pygls_logging() -> None:
     """pygls logs ("Ignoring notification for unknown method …") under its own logger, which
     without handlers falls through to Python's last-resort stderr printer. Send it to ours."""
@@ -151,26 +147,6 @@ class Published:
     version: int | None
     diagnostics: list[Diag]
     received: float  # time.monotonic()
-
-
-def to_char(line: str, column: int, encoding: str) -> int:
-    """A server column (in ``encoding`` units) as a character index into ``line``."""
-    if encoding == "utf-32" or line.isascii():
-        return column
-    units = 0
-    for index, ch in enumerate(line):
-        if units >= column:
-            return index
-        units += len(ch.encode("utf-16-le")) // 2 if encoding == "utf-16" else len(ch.encode("utf-8"))
-    return len(line)
-
-
-def from_char(line: str, index: int, encoding: str) -> int:
-    """A character index into ``line`` in the server's ``encoding`` units."""
-    if encoding == "utf-32" or line.isascii():
-        return index
-    head = line[:index]
-    return len(head.encode("utf-16-le")) // 2 if encoding == "utf-16" else len(head.encode("utf-8"))
 
 
 class LspClient:
@@ -501,7 +477,7 @@ class LspClient:
         """tsserver's syntactic and semantic diagnostics for ``uri`` now (None: no answer in time)."""
         from lsprotocol import types
 
-        path = _uri_path(uri)
+        path = str(uri_to_path(uri))
         deadline = time.monotonic() + timeout
         out: list[Diag] = []
         for command in TSSERVER_DIAGNOSTICS:

@@ -38,6 +38,7 @@ from .client import INIT_TIMEOUT_S, LspClient, LspError
 from .diagnostics import ERROR, Diag, format_report, merge
 from .importers import importer_pattern
 from .servers import ServerConfig, find_root, language_id, missing_servers, servers_for
+from .uris import uri_to_path
 
 log = logging.getLogger("toolsmith.lsp")
 
@@ -465,7 +466,7 @@ class LspManager:
                 else:
                     gained.append(diag)
             if gained:
-                out[self._display(Path(_uri_path(uri)))] = gained
+                out[self._display(uri_to_path(uri))] = gained
             if len(out) >= limit:
                 break
         return out
@@ -588,9 +589,3 @@ def with_notes(report: str, notes: list[str]) -> str:
     lines = [f"(Diagnostics: {note}.)" if note.startswith("unconfirmed") else f"(Diagnostics unavailable: {note}.)"
              for note in notes]  # fmt: skip
     return "\n".join(part for part in (report, *lines) if part)
-
-
-def _uri_path(uri: str) -> str:
-    from urllib.parse import unquote, urlsplit
-
-    return unquote(urlsplit(uri).path)

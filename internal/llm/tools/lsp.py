@@ -9,11 +9,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import unquote, urlsplit
 
 from ...errors import ToolError
 from ...fsutil.paths import is_within, not_found_error
 from ...lsp.diagnostics import format_report
+from ...lsp.positions import from_char, to_char
+from ...lsp.uris import uri_to_path
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 
@@ -342,8 +343,6 @@ async def _position(params: LspParams, path: Path, client: Any, manager: Any, ct
     """The server position the call is about, and the name there."""
     from lsprotocol import types
 
-    from ...lsp.client import from_char
-
     if params.symbol is not None:
         line, index, name = await _resolve_symbol(params.symbol, path, client, manager, ctx)
     else:
@@ -356,8 +355,6 @@ async def _position(params: LspParams, path: Path, client: Any, manager: Any, ct
 async def _resolve_symbol(query: str, path: Path, client: Any, manager: Any, ctx: ToolContext) -> tuple[int, int, str]:
     """(0-based line, character index, name) of the symbol ``query`` names in ``path``."""
     from lsprotocol import types
-
-    from ...lsp.client import to_char
 
     if not client.supports("document_symbol"):
         raise ToolError(
@@ -455,14 +452,9 @@ def _line(path: Path, index: int) -> str:
     return lines[index] if 0 <= index < len(lines) else ""
 
 
-def _path_of(uri: str) -> Path:
-    return Path(unquote(urlsplit(uri).path))
-
-
 def _location_line(uri: str, line: int, character: int, ctx: ToolContext, encoding: str) -> str:
-    from ...lsp.client import to_char
 
-    path = _path_of(uri)
+    path = uri_to_path(uri)
     text = _line(path, line)
     return f"{ctx.display(path)}:{line + 1}:{to_char(text, character, encoding) + 1}: {text.strip()}"
 
@@ -523,7 +515,7 @@ def _workspace_symbols(symbols: Any, ctx: ToolContext) -> list[str]:
     rows = []
     for symbol in symbols:
         location = symbol.location
-        path = _path_of(location.uri)
+        path = uri_to_path(location.uri)
         rng = getattr(location, "range", None)
         line = f":{rng.start.line + 1}" if rng else ""
         outside = not is_within(path, ctx.workspace)
