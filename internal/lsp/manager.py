@@ -34,8 +34,9 @@ from typing import Any
 
 from ..config import Config
 from ..state import StateDir
-from .client import INIT_TIMEOUT_S, LspClient, LspError
-from .diagnostics import ERROR, Diag, format_report, merge
+from .api import LspError
+from .client import INIT_TIMEOUT_S, LspClient
+from .diagnostics import ERROR, Diag, Outcome, format_report, merge, truth_notes, with_late_label, with_notes
 from .importers import importer_pattern
 from .servers import ServerConfig, find_root, language_id, missing_servers, servers_for
 from .uris import uri_to_path
@@ -88,20 +89,6 @@ class Health:
     retry_at: float
     #: When (wall clock) it last started well; failures reset after HEALTHY_RESET_S of health.
     healthy_since: float | None = None
-
-
-@dataclass
-class Outcome:
-    """One file's diagnostics after a sync: merged, with how sure they are."""
-
-    diags: list[Diag] | None  # None: no server ran
-    notes: list[str]
-    #: Servers whose answer for this version did not come in time, with the seconds waited.
-    unconfirmed: list[tuple[str, float]]
-    #: Servers that said nothing while the file's last report was empty (likely clean, unconfirmed).
-    quiet: list[str]
-    #: Diagnostics that arrived after the call that made the change (delivered now).
-    late: bool = False
 
 
 #: lsp tool operations whose answers lie in other files.
@@ -560,32 +547,3 @@ class LspManager:
         self._starts.clear()
         self._importers_opened.clear()
         self._awaiting.clear()
-
-
-def truth_notes(name: str, outcome: Outcome, *, view: bool = False) -> list[str]:
-    """The notes that keep a result honest: who did not confirm, and what that means."""
-    notes = list(outcome.notes)
-    for server, waited in outcome.unconfirmed:
-        then = "use the lsp tool or view the file later" if view else "they come with the next result for this file"
-        notes.append(
-            f"unconfirmed: {server} is still analysing {name} after {waited:.0f} s; "
-            f"its diagnostics are not in yet ({then})"
-        )
-    for server in outcome.quiet:
-        notes.append(
-            f"unconfirmed: {server} reported no errors for {name} after the change "
-            "(it sends nothing while a file stays clean, so this is not a confirmation)"
-        )
-    return notes
-
-
-def with_late_label(report: str, outcome: Outcome) -> str:
-    if outcome.late and report:
-        return "Diagnostics that arrived since your last edit of this file:\n" + report
-    return report
-
-
-def with_notes(report: str, notes: list[str]) -> str:
-    lines = [f"(Diagnostics: {note}.)" if note.startswith("unconfirmed") else f"(Diagnostics unavailable: {note}.)"
-             for note in notes]  # fmt: skip
-    return "\n".join(part for part in (report, *lines) if part)

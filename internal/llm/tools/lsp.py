@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from ...errors import ToolError
 from ...fsutil.paths import is_within, not_found_error
-from ...lsp.diagnostics import format_report
+from ...lsp.diagnostics import format_report, truth_notes, with_late_label, with_notes
 from ...lsp.positions import from_char, to_char
 from ...lsp.uris import uri_to_path
 from .params import param
@@ -85,7 +85,7 @@ class LspTool(Tool):
     offered_read_only = True  # navigation stays available; read-only sessions refuse the rename
 
     async def run(self, params: LspParams, ctx: ToolContext) -> ToolResponse:
-        from ...lsp.client import LspError
+        from ...lsp.api import LspError
         from ...lsp.manager import LspManager
 
         path = ctx.resolve(params.file_path)
@@ -139,8 +139,6 @@ class LspTool(Tool):
         from lsprotocol import types
 
         if params.operation == "diagnostics":
-            from ...lsp.manager import truth_notes, with_late_label, with_notes
-
             outcome = await manager.diagnostics(path)
             name = ctx.display(path)
             footer = with_notes("", truth_notes(name, outcome, view=True))
