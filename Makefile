@@ -66,20 +66,10 @@ unit: $(STAMP) system-deps lsp-servers
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: the suite is misconfigured"; fi; \
 	exit $$rc
 
-# Every ratio of the benchmark table (docs/benchmarks.md), end to end through Session.run or the CLI.
+# Every ratio of the benchmark table (docs/benchmarks.md), end to end through Session.run or the CLI;
+# `make bench BENCH=edit_scale.py` runs one script. Exits non-zero when a row is over its goal.
 bench: $(STAMP)
-	$(PY) bench/cli_startup.py
-	$(PY) bench/view_paging.py
-	$(PY) bench/search.py
-	$(PY) bench/search_modes.py
-	$(PY) bench/capped_searches.py
-	$(PY) bench/edit_scale.py
-	$(PY) bench/edit_fidelity.py
-	$(PY) bench/structure.py
-	$(PY) bench/bash.py
-	$(PY) bench/lsp.py
-	$(PY) bench/mcp_server.py
-	$(PY) bench/mcp_startup.py
+	$(PY) bench/run_all.py $(BENCH)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .typecheck $(LSP_DIR)

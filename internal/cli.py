@@ -282,7 +282,7 @@ def _print(envelope: dict[str, Any], as_json: bool, stdout: TextIO) -> None:
 
 def _describe_tools(args: argparse.Namespace, cwd: Path, config: Any, stdout: TextIO) -> int:
     """--list and --schema: the built-in tools and the workspace's custom tools."""
-    from .llm.tools.tools import ToolRegistry
+    from .llm.tools.registry import ToolRegistry
 
     registry = ToolRegistry.for_workspace(Path(os.path.realpath(cwd)), config, args.profile)
     tools = [tool.info() for tool in registry.tools()]

@@ -30,6 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import describe_value
+from .fsutil.paths import from_workspace
+
 #: Default bound on any tool's text: lines and bytes (SPEC §2).
 DEFAULT_MAX_OUTPUT_LINES = 2000
 DEFAULT_MAX_OUTPUT_BYTES = 50 * 1024
@@ -285,20 +288,6 @@ LSP_SERVER_KEYS: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return f"the number {value!r}"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a table"
-    return type(value).__name__
-
-
 def _unknown(where: str, key: str, known: list[str]) -> ConfigError:
     close = difflib.get_close_matches(key, known, n=1)
     hint = f" Did you mean '{close[0]}'?" if close else ""
@@ -309,7 +298,7 @@ def _checked(where: str, key: str, check: Callable[[Any], Any], value: Any) -> A
     try:
         return check(value)
     except _Wrong as wrong:
-        got = wrong.got or _json_type(value)
+        got = wrong.got or describe_value(value, "toml")
         raise ConfigError(f"{where}: '{key}' must be {wrong.expected}, got {got}.") from None
 
 
@@ -379,15 +368,10 @@ def _read_table(table: Mapping[str, Any], prefix: str, where: str, workspace: Pa
         if dotted == "lsp.servers":
             checked = check_lsp_servers(checked, where)
         elif spec.paths == "path":
-            checked = _from_workspace(checked, workspace)
+            checked = from_workspace(workspace, checked)
         elif spec.paths == "paths":
-            checked = [_from_workspace(p, workspace) for p in checked]
+            checked = [from_workspace(workspace, p) for p in checked]
         out[spec.field] = checked
-
-
-def _from_workspace(raw: str, workspace: Path) -> Path:
-    path = Path(os.path.expanduser(raw))
-    return path if path.is_absolute() else workspace / path
 
 
 def _merge(values: dict[str, Any], layer: dict[str, Any]) -> None:

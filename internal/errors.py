@@ -1,27 +1,180 @@
-"""The one exception type whose message is meant for the model.
+"""The outcome layer: failures the model is told about, typed, with stable error codes.
 
-Tools and mechanisms raise :class:`ToolError` (or a subclass) with a message the model can act
-on; the tool runner turns it into an error response. Any other exception is a bug: the runner
-logs its traceback and returns a short error instead.
+Mechanisms and tools raise a :class:`ToolError` subclass carrying the facts (a path, the
+matching lines, the closest region); the subclass renders the model's text from them and sets
+``metadata["error"]`` to its :attr:`ToolError.code`, so a host can tell "not read" from
+"ambiguous" from "denied" without parsing English. The tool runner (llm/tools/runner.py) turns
+any ToolError into an error response; any other exception is a bug, logged with its traceback
+and reported in one line. The codes are documented in docs/error-codes.md (the test suite checks
+that every code set in the source is listed there).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal
+
+#: A number longer than this is described by its length, not shown.
+MAX_SHOWN_NUMBER = 40
+
+
+def describe_value(value: Any, dialect: Literal["json", "toml"] = "json") -> str:
+    """What kind of value the caller gave, in the words of its format ("an object" in JSON
+    parameters, "a table" in a TOML config file), for "expected X, got Y" messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        shown = repr(value)
+        return f"the number {shown}" if len(shown) <= MAX_SHOWN_NUMBER else f"a number of {len(shown)} digits"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array" if dialect == "json" else "a list"
+    if isinstance(value, dict):
+        return "an object" if dialect == "json" else "a table"
+    return type(value).__name__
 
 
 class ToolError(Exception):
-    """A failure explained to the model. ``message`` is the whole response text."""
+    """A failure explained to the model. ``message`` is the whole response text.
+
+    Subclasses name a stable ``code``; a code passed in ``metadata["error"]`` wins (a mechanism
+    that knows better, e.g. an OS error mapped to ``permission_denied``).
+    """
+
+    code: ClassVar[str | None] = None
 
     def __init__(self, message: str, metadata: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.metadata = dict(metadata or {})
+        if self.code is not None:
+            self.metadata.setdefault("error", self.code)
 
 
-class PermissionDenied(ToolError):
-    """The permission service refused the action."""
+class InvalidParams(ToolError):
+    """The call's parameters do not fit the tool's ``Params``."""
+
+    code = "invalid_params"
+
+
+class UnknownTool(ToolError):
+    code = "unknown_tool"
+
+
+class NotFound(ToolError):
+    """No file at ``path``; ``similar`` lists names in its directory that look alike."""
+
+    code = "not_found"
+
+    def __init__(self, path: str, similar: Sequence[str] = ()) -> None:
+        message = f"File not found: {path}"
+        if similar:
+            message += "\n\nDid you mean one of these?\n" + "\n".join(similar)
+        super().__init__(message, {"file_path": path})
+        self.path = path
+        self.similar = list(similar)
+
+
+#: What every edit-class tool says of a file this session has not read.
+MUST_READ = "You must read the file before editing it. Use the view tool first."
+
+
+class NotRead(ToolError):
+    """An edit of a file this session has not viewed."""
+
+    code = "not_read"
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{MUST_READ} ({path})", {"file_path": path})
+        self.path = path
+
+
+class ChangedSinceRead(ToolError):
+    """The file changed on disk after this session last read it; ``when`` says how we know."""
+
+    code = "changed_since_read"
+
+    def __init__(self, path: str, when: str = "") -> None:
+        detail = f" ({when})" if when else ""
+        super().__init__(
+            f"File {path} has been modified since it was last read{detail}. Read it again before editing.",
+            {"file_path": path},
+        )
+        self.path = path
+
+
+class NoMatch(ToolError):
+    """old_string (or a patch hunk) matches nowhere; ``closest`` is the nearest region, if any."""
+
+    code = "no_match"
+
+    def __init__(self, message: str, closest: str = "") -> None:
+        super().__init__(message)
+        self.closest = closest
+
+
+class Ambiguous(ToolError):
+    """old_string matches in several places (``lines``, 1-based)."""
+
+    code = "ambiguous_match"
+
+    def __init__(self, message: str, lines: Sequence[int] = ()) -> None:
+        super().__init__(message, {"lines": list(lines)})
+        self.lines = list(lines)
+
+
+class Outside(ToolError):
+    """A write to a path that resolves outside the workspace and the allowed directories."""
+
+    code = "outside_workspace"
+
+    def __init__(self, path: str, target: str, root: str) -> None:
+        super().__init__(
+            f"Refusing to write {path}: it resolves to {target}, outside the workspace {root}. Only files "
+            "inside the workspace can be changed."
+        )
+        self.path = path
+        self.target = target
+
+
+class Protected(ToolError):
+    """A write under a protected directory (``.git``, any git directory, ``protected_dirs``)."""
+
+    code = "protected_path"
+
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(f"Refusing to write {path}: {why}")
+        self.path = path
+
+
+class IsDirectory(ToolError):
+    code = "is_directory"
+
+
+class NotRegular(ToolError):
+    """A FIFO, socket, device or special file where a regular file is needed."""
+
+    code = "not_regular_file"
+
+
+class TimedOut(ToolError):
+    """The call ran past its time limit and was stopped."""
+
+    code = "timed_out"
+
+    def __init__(self, message: str, seconds: float, metadata: dict[str, Any] | None = None) -> None:
+        super().__init__(message, {"timeout_s": seconds, **(metadata or {})})
+        self.seconds = seconds
+
+
+class Denied(ToolError):
+    """The permission service (the user, a rule, a read-only session) refused the action."""
+
+    code = "denied"
 
 
 class ToolCancelled(ToolError):
-    """The call's cancellation token fired before the tool finished."""
+    """The call's cancellation token fired before the tool finished (``metadata["aborted"]``)."""

@@ -69,7 +69,8 @@ from . import __version__
 if TYPE_CHECKING:  # imported when first needed: `initialize` is answered before the tools load
     from .audit import AuditLog
     from .config import Config
-    from .llm.tools.tools import ToolInfo, ToolRegistry, ToolResponse
+    from .llm.tools.contract import ToolInfo, ToolResponse
+    from .llm.tools.registry import ToolRegistry
     from .session import Session
 
 log = logging.getLogger("toolsmith")
@@ -165,7 +166,7 @@ class ToolsmithServer:
     def registry(self) -> ToolRegistry:
         """The tools, loaded on the first listing or call (not before `initialize` is answered)."""
         if self._registry is None:
-            from .llm.tools.tools import ToolRegistry
+            from .llm.tools.registry import ToolRegistry
 
             self._registry = ToolRegistry.for_workspace(self.workspace, self.config, self.profile)
             for problem in self._registry.problems:
@@ -185,7 +186,7 @@ class ToolsmithServer:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        from .llm.tools.tools import ToolResponse
+        from .llm.tools.contract import ToolResponse
 
         key = self._session_key(ctx)
         if key is None:
@@ -270,7 +271,7 @@ class ToolsmithServer:
             await asyncio.to_thread(self.audit.close)
 
     def _too_many_sessions(self) -> ToolResponse:
-        from .llm.tools.tools import ToolResponse
+        from .llm.tools.contract import ToolResponse
 
         return ToolResponse(
             f"This server already has {len(self.sessions)} open sessions, its limit (--max-sessions "

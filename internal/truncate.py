@@ -43,8 +43,6 @@ def shorten_line(line: str, max_chars: int) -> str:
 class Bounded:
     text: str
     truncated: bool
-    #: Lines dropped from the middle (head+tail) or the end (head only).
-    omitted_lines: int = 0
 
 
 def head_tail(text: str, max_chars: int) -> Bounded:
@@ -64,7 +62,7 @@ def head_tail(text: str, max_chars: int) -> Bounded:
         tail = tail[tail.find("\n") + 1 :]
     middle = text[len(head) : len(text) - len(tail)]
     omitted = middle.count("\n") + (0 if middle.endswith("\n") or not middle else 1)
-    return Bounded(f"{head}\n... [{omitted} lines truncated] ...\n\n{tail}", True, omitted)
+    return Bounded(f"{head}\n... [{omitted} lines truncated] ...\n\n{tail}", True)
 
 
 def new_spill_path(state: StateDir, session_id: str, tool: str) -> Path:
@@ -235,7 +233,7 @@ class SpillingBuffer:
         if "\n" in tail[:-1]:
             tail = tail[tail.find("\n") + 1 :]
         omitted = max(self.newlines - head.count("\n") - tail.count("\n"), 0)
-        return Bounded(f"{head}\n... [{omitted} lines truncated] ...\n\n{tail}", True, omitted)
+        return Bounded(f"{head}\n... [{omitted} lines truncated] ...\n\n{tail}", True)
 
 
 #: The documented token estimate for caps expressed in tokens (``max_output_tokens``): UTF-8

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import PermissionDenied
+from ..errors import Denied
 
 
 class Decision(enum.Enum):
@@ -78,10 +78,10 @@ class PermissionService:
         return decision
 
     async def require(self, request: PermissionRequest) -> None:
-        """Raise :class:`PermissionDenied` unless the request is allowed."""
+        """Raise :class:`Denied` unless the request is allowed."""
         if await self.ask(request) is Decision.DENY:
             what = request.description or f"{request.action} {request.target}"
-            raise PermissionDenied(f"Permission denied: the user refused to let {request.tool} {what}.")
+            raise Denied(f"Permission denied: the user refused to let {request.tool} {what}.")
 
 
 @dataclass(frozen=True)

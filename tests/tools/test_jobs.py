@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from agent_toolsmith.config import Config
-from agent_toolsmith.llm.tools.tools import ToolResponse
+from agent_toolsmith.llm.tools.contract import ToolResponse
 from agent_toolsmith.permission import Decision, PermissionRequest
 from agent_toolsmith.session import Session
 from agent_toolsmith.shell import sandbox

@@ -28,7 +28,8 @@ from ...fsutil.textio import TextFile, decode_bytes, new_text_file, normalize_eo
 from ...syntax import Verdict, inside_literal, judge, parse, would_be_lines
 from ...textmatch import EditError, EditOutcome, EditRequest, apply_edits
 from ...textmatch.rebase import commutes
-from .tools import ToolContext, ToolResponse
+from .context import ToolContext
+from .contract import ToolResponse
 
 log = logging.getLogger("toolsmith")
 

@@ -6,11 +6,12 @@ import time
 from dataclasses import dataclass
 
 from ...errors import ToolError
-from ...shell.command_call import authorize_job_input
 from ...shell.jobs import Job, report
+from .command_call import authorize_job_input
+from .context import ToolContext
+from .contract import Tool, ToolResponse
 from .job_output import MAX_WAIT_MS
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 #: Default wait for the job's answer.
 DEFAULT_WAIT_MS = 1_000

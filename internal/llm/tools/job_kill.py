@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 from ...proc import KILL_GRACE_S, REAP_TIMEOUT_S
 from ...shell.jobs import report
+from .context import ToolContext
+from .contract import Tool, ToolResponse
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 DESCRIPTION = """Stops a background job (started by bash with run_in_background) and every process it
 started, and returns its last unread output and final state. Killing a job that already ended just

@@ -6,8 +6,9 @@ import time
 from dataclasses import dataclass
 
 from ...shell.jobs import report
+from .context import ToolContext
+from .contract import Tool, ToolResponse
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 #: The longest job_output (and job_input) may wait for output.
 MAX_WAIT_MS = 60_000

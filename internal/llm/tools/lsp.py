@@ -15,8 +15,9 @@ from ...lsp.api import LspError, NavigationServer, NavigationSource
 from ...lsp.diagnostics import format_report, truth_notes, with_late_label, with_notes
 from ...lsp.positions import from_char, to_char
 from ...lsp.results import MAX_RESULTS
+from .context import ToolContext
+from .contract import Tool, ToolResponse
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 #: LSP positions are unsigned 32-bit integers that must fit a signed one (2**31 - 1).
 MAX_POSITION = 2**31 - 1

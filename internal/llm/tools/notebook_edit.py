@@ -11,9 +11,10 @@ from ...diff import diff_metadata
 from ...documents import is_notebook
 from ...errors import ToolError
 from ...fsutil.commit import Change
+from .context import ToolContext
+from .contract import Tool, ToolResponse
 from .file import commit_changes, read_for_change, with_notes
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 if TYPE_CHECKING:
     from ...documents.notebook import CellEdit

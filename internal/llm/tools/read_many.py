@@ -7,14 +7,15 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ...errors import PermissionDenied, ToolCancelled, ToolError
+from ...errors import Denied, ToolCancelled, ToolError
 from ...fsutil.paths import real_path, within_any
 from ...permission import Decision, PermissionRequest, PermissionService
 from ...ripgrep import AUTO_IGNORED, FileQuery, display, find_rg, list_files
 from ...ripgrep.fallback import glob_to_regex
 from . import view
+from .context import ToolContext
+from .contract import ImageAttachment, Tool, ToolResponse
 from .params import param
-from .tools import ImageAttachment, Tool, ToolContext, ToolResponse
 
 #: Entries in `paths` per call.
 MAX_PATHS = 100
@@ -174,7 +175,7 @@ class ReadManyTool(Tool):
     async def _approve(self, path: Path, entry: str, plan: _Plan, ctx: ToolContext) -> bool:
         try:
             await ctx.require_read_permission(self.name, path)
-        except PermissionDenied as exc:
+        except Denied as exc:
             plan.skipped.append((entry, exc.message))
             return False
         plan.approved.append(real_path(path))

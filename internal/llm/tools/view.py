@@ -18,8 +18,9 @@ from ...fsutil.line_index import read_lines
 from ...fsutil.paths import open_regular_file, read_error
 from ...fsutil.textio import BINARY_SNIFF_BYTES, decode_bytes, detect_bom, looks_binary
 from ...truncate import cut_utf8
+from .context import ToolContext
+from .contract import ImageAttachment, Tool, ToolResponse
 from .params import param
-from .tools import ImageAttachment, Tool, ToolContext, ToolResponse
 
 #: Default page size in lines.
 DEFAULT_LIMIT = 2000
