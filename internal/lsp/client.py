@@ -10,18 +10,20 @@ converted to the character columns view shows, both ways (positions.py).
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from typing import Any
 
-from .connection import log
 from .documents import ServerDocuments
+
+log = logging.getLogger("toolsmith.lsp")
 
 #: initialize may take a while on a cold server (basedpyright starts node). Callers on a tool's
 #: path pass their own, smaller budget.
 INIT_TIMEOUT_S = 30.0
-#: Any other request. A navigation request that runs out is cancelled ($/cancelRequest), never a
-#: reason to kill the server: a cold server indexing a large project answers later.
+#: A navigation request. One that runs out is cancelled ($/cancelRequest), never a reason to kill
+#: the server: a cold server indexing a large project answers later.
 REQUEST_TIMEOUT_S = 10.0
 
 _FEATURES = {
