@@ -76,6 +76,9 @@ SEARCHES_IMPORTERS = frozenset({"references", "rename", "incoming_calls", "imple
 
 
 class LspManager(ServerSupervisor):
+    """A session's LSP layer: its DiagnosticsSource (after views and changes) and the lsp tool's
+    NavigationSource, over the servers the supervisor runs."""
+
     def __init__(self, workspace: Path, config: Config, state: StateDir) -> None:
         super().__init__(workspace, config, state)
         self._importers_opened: set[str] = set()
