@@ -20,6 +20,24 @@ if TYPE_CHECKING:
     from .servers import ServerConfig
 
 
+class DiagnosticsSource(Protocol):
+    """What tools need from the LSP layer. ``""`` means nothing worth appending."""
+
+    async def after_view(self, path: Path) -> str: ...
+
+    async def after_change(self, paths: list[Path]) -> str:
+        """Errors in ``paths`` after a change, and in other files that gained errors with it."""
+        ...
+
+    async def close(self) -> None: ...
+
+    def to_json(self) -> dict[str, Any]:
+        """What to keep across CLI invocations (which servers are unavailable, until when)."""
+        ...
+
+    def load_json(self, data: Any) -> None: ...
+
+
 class LspError(Exception):
     """A language server could not answer; the message says why, for the model to read."""
 

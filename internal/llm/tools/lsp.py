@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ...errors import ToolError
+from ...errors import LspUnavailable, ToolError
 from ...fsutil.paths import not_found_error
 from ...lsp import results
 from ...lsp.api import LspError, NavigationServer, NavigationSource
@@ -90,21 +90,21 @@ class LspTool(Tool):
             raise not_found_error(path)
         manager = ctx.lsp
         if manager is None:
-            raise ToolError("Language servers are disabled for this session.")
+            raise LspUnavailable("Language servers are disabled for this session.")
         if not isinstance(manager, NavigationSource):
             # An embedder's own source (Session(lsp=...)) that reports diagnostics after edits only.
-            raise ToolError(
+            raise LspUnavailable(
                 "This session's diagnostics source does not offer navigation: the lsp tool cannot ask it about "
                 f"{ctx.display(path)} (edits and views still report its diagnostics)."
             )
         if not manager.servers_for(path):
             missing = manager.missing_for(path)
             if missing:
-                raise ToolError(
+                raise LspUnavailable(
                     f"No language server can run for {ctx.display(path)}: {'; '.join(missing)}. Install it or "
                     "fix its command under [lsp.servers.NAME] in .toolsmith/config.toml."
                 )
-            raise ToolError(
+            raise LspUnavailable(
                 f"No LSP server is configured for *{path.suffix or path.name} files. Install a language server "
                 "for it (e.g. basedpyright or pylsp for Python, gopls, typescript-language-server, rust-analyzer, "
                 "clangd) or add one under [lsp.servers.NAME] in .toolsmith/config.toml (command, extensions)."
