@@ -302,10 +302,13 @@ class ToolsmithServer:
     async def serve_stdio(self) -> None:
         from mcp.server.stdio import stdio_server
 
+        from .mcp_stdio import event_loop_stdio
+
         try:
-            async with stdio_server() as (read_stream, write_stream), _answer_parse_errors(
+            # Pipes are served on the event loop (no thread hop per message); else as the SDK does.
+            async with event_loop_stdio() as streams, stdio_server(*(streams or ())) as (
                 read_stream, write_stream
-            ) as checked:
+            ), _answer_parse_errors(read_stream, write_stream) as checked:
                 await self.server.run(checked, write_stream, self.server.create_initialization_options())
         finally:
             await self.close()
