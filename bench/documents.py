@@ -18,14 +18,14 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import nbformat
 from agent_toolsmith.config import Config
 from agent_toolsmith.session import Session
-from harness import exit_status, pairs
+from harness import exit_status, pairs_async
 from pypdf import PdfReader
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ is not installed
@@ -73,12 +73,18 @@ def make_pdf(path: Path) -> None:
     path.write_bytes(text_pdf(["\n".join([f"Page {n}", *lines]) for n in range(1, PDF_PAGES + 1)]))
 
 
-def compare(label: str, tool: Callable[[], object], reference: Callable[[], object], *, reference_name: str,
-            goal: float | None = VIEW_GOAL) -> None:  # fmt: skip
-    pairs(label, tool, reference, runs=RUNS, reference_name=reference_name, goal=goal)
+async def compare(
+    label: str,
+    tool: Callable[[], Awaitable[object]],
+    reference: Callable[[], object],
+    *,
+    reference_name: str,
+    goal: float | None = VIEW_GOAL,
+) -> None:
+    await pairs_async(label, tool, reference, runs=RUNS, reference_name=reference_name, goal=goal)
 
 
-def main() -> int:
+async def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         workspace = Path(tmp)
         notebook = workspace / "big.ipynb"
@@ -89,9 +95,9 @@ def main() -> int:
               f"{pdf.stat().st_size / 1e6:.1f} MB; {RUNS} interleaved pairs")  # fmt: skip
         session = Session(workspace, config=Config(lsp_enabled=False))
 
-        def view(params: dict[str, object]) -> Callable[[], object]:
-            def run() -> object:
-                response = asyncio.run(session.run("view", params))
+        def view(params: dict[str, object]) -> Callable[[], Awaitable[object]]:
+            async def run() -> object:
+                response = await session.run("view", params)
                 assert not response.is_error, response.content[:300]
                 return response
 
@@ -100,16 +106,16 @@ def main() -> int:
         def read_notebook() -> object:
             return nbformat.read(str(notebook), as_version=4)  # type: ignore[no-untyped-call]
 
-        compare("notebook view (first page of cells)", view({"file_path": str(notebook)}), read_notebook,
+        await compare("notebook view (first page of cells)", view({"file_path": str(notebook)}), read_notebook,
                 reference_name="nbformat.read")  # fmt: skip
         middle = view({"file_path": str(notebook), "offset": cells // 2})
-        compare("notebook view (cells from the middle)", middle, read_notebook, reference_name="nbformat.read")
+        await compare("notebook view (cells from the middle)", middle, read_notebook, reference_name="nbformat.read")
 
         turn = iter(range(1_000_000))
 
-        def edit_cell() -> object:
+        async def edit_cell() -> object:
             params = {"file_path": str(notebook), "cell_index": cells // 2, "new_source": f"x = {next(turn)}"}
-            response = asyncio.run(session.run("notebook_edit", params))
+            response = await session.run("notebook_edit", params)
             assert not response.is_error, response.content[:300]
             return response
 
@@ -119,7 +125,7 @@ def main() -> int:
             nbformat.write(nb, str(workspace / "copy.ipynb"))  # type: ignore[no-untyped-call]
             return nb
 
-        compare("notebook_edit one cell", edit_cell, nbformat_round_trip, reference_name="nbformat read+write",
+        await compare("notebook_edit one cell", edit_cell, nbformat_round_trip, reference_name="nbformat read+write",
                 goal=None)  # fmt: skip
 
         def extract(first: int, last: int) -> Callable[[], object]:
@@ -134,9 +140,11 @@ def main() -> int:
             ("pdf view pages 281-300", "281-300", 281, 300),
             ("pdf view page 150", "150", 150, 150),
         ):
-            compare(label, view({"file_path": str(pdf), "pages": pages}), extract(first, last), reference_name="pypdf")
+            viewed = view({"file_path": str(pdf), "pages": pages})
+            await compare(label, viewed, extract(first, last), reference_name="pypdf")
+        await session.close()
     return exit_status()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(asyncio.run(main()))
