@@ -5,8 +5,10 @@ over stdio (the server as a subprocess) and over streamable HTTP on 127.0.0.1, f
 small file and `bash true`. Each MCP call is paired with the same call through an in-process
 `Session.run` (A B A B, bench/harness.py), so machine load hits both alike. Goals: a view over
 stdio ≤ 2× Session.run (#28); every call ≤ 1.5× + 5 ms (docs/benchmarks.md). Also, for
-information: connecting over stdio (process start + handshake), each connect paired with a
-`python -c pass`.
+information: the SDK's own floor — a `tools/call` to a minimal server on the same SDK's low-level
+`Server` that answers with a constant text of the same size, no tool behind it — paired with the
+Session.run view (what a stdio call costs before any tool runs); and connecting over stdio
+(process start + handshake), each connect paired with a `python -c pass`.
 """
 
 from __future__ import annotations
@@ -37,6 +39,32 @@ CALLS: dict[str, dict[str, Any]] = {"view": {"file_path": "a.txt"}, "bash": {"co
 VIEW_STDIO_GOAL = 2.0
 #: Any call over either transport: the protocol adds at most a few milliseconds.
 CALL_GOAL, CALL_SLACK_S = 1.5, 0.005
+#: The floor: the SDK's low-level server answering every call with a constant text.
+FLOOR_SERVER = """
+import anyio
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.stdio import stdio_server
+
+TEXT = open("a.txt").read()
+
+
+async def call(ctx, params):
+    return types.CallToolResult(content=[types.TextContent(text=TEXT)])
+
+
+async def tools(ctx, params):
+    return types.ListToolsResult(tools=[types.Tool(name="constant", input_schema={"type": "object"})])
+
+
+async def main():
+    server = Server("floor", on_call_tool=call, on_list_tools=tools)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+anyio.run(main)
+"""
 #: Hang guard: the HTTP server prints its address within this long.
 SERVER_START_TIMEOUT_S = 60
 
@@ -46,7 +74,7 @@ async def paired(
     tool: Callable[[], Awaitable[Any]],
     reference: Callable[[], Awaitable[Any]],
     *,
-    goal: float,
+    goal: float | None,
     slack_s: float = 0.0,
 ) -> None:
     """harness.pairs for two awaitables: tool then reference, alternately, after a warm-up pair."""
@@ -99,6 +127,24 @@ async def http_server(workspace: Path) -> AsyncIterator[str]:
         server.wait(10)
 
 
+async def floor_row(workspace: Path, session: Session) -> None:
+    """The SDK round trip with no tool behind it, paired with the Session.run view."""
+    script = workspace / "floor_server.py"
+    script.write_text(FLOOR_SERVER)
+    params = StdioServerParameters(command=sys.executable, args=[str(script)], cwd=str(workspace))
+    async with Client(params) as client:
+
+        async def floor() -> None:
+            result = await client.call_tool("constant", {})
+            assert not result.is_error, result
+
+        async def direct() -> None:
+            response = await session.run("view", {"file_path": "a.txt"})
+            assert not response.is_error, response.content
+
+        await paired("SDK floor: minimal server's tools/call, stdio", floor, direct, goal=None)
+
+
 async def connect_row(workspace: Path) -> None:
     """Connecting over stdio (spawn + initialize), each paired with a bare interpreter start."""
 
@@ -123,6 +169,7 @@ async def main() -> int:
         async with Session(workspace, config=Config(lsp_enabled=False)) as session:
             async with Client(stdio_params(workspace)) as client:
                 await compare("stdio", client, session)
+            await floor_row(workspace, session)
             async with http_server(workspace) as url, Client(url) as client:
                 await compare("HTTP", client, session)
         await connect_row(workspace)
