@@ -47,9 +47,21 @@ def cache_dir() -> Path:
 
 
 def import_bashlex(directory: Path | None = None) -> ModuleType:
-    """The ``bashlex`` module, its parser built from cached tables when they match."""
+    """The ``bashlex`` module, its parser built from cached tables when they match.
+
+    Should the swap itself fail (a bashlex whose yacc no longer looks as expected), bashlex is
+    imported the ordinary way: the cache may cost time, never the parser.
+    """
     if "bashlex" in sys.modules:
         return sys.modules["bashlex"]
+    try:
+        return _import_with_table_cache(directory)
+    except Exception:
+        _forget_bashlex()
+        return importlib.import_module("bashlex")
+
+
+def _import_with_table_cache(directory: Path | None) -> ModuleType:
     spec = importlib.util.find_spec("bashlex")
     if spec is None or spec.loader is None:
         raise ImportError("bashlex is not installed")
@@ -60,19 +72,23 @@ def import_bashlex(directory: Path | None = None) -> ModuleType:
         # table class must be swapped in before that, so yacc is imported first, on its own.
         yacc: Any = importlib.import_module("bashlex.yacc")
         original = yacc.LRTable
-        yacc.LRTable = _cached_table_class(original, directory or cache_dir())
+        yacc.LRTable = _cached_table_class(original, yacc, directory)
         try:
             spec.loader.exec_module(package)
         finally:
             yacc.LRTable = original
     except BaseException:
-        for name in [name for name in sys.modules if name == "bashlex" or name.startswith("bashlex.")]:
-            del sys.modules[name]
+        _forget_bashlex()
         raise
     return package
 
 
-def _cached_table_class(base: type, directory: Path) -> type:
+def _forget_bashlex() -> None:
+    for name in [name for name in sys.modules if name == "bashlex" or name.startswith("bashlex.")]:
+        del sys.modules[name]
+
+
+def _cached_table_class(base: type, yacc: ModuleType, directory: Path | None) -> type:
     """A stand-in for bashlex's ``LRTable``: the same attributes, tables from the cache or built."""
 
     class CachedLRTable(base):  # type: ignore[misc]
@@ -83,14 +99,18 @@ def _cached_table_class(base: type, directory: Path) -> type:
 
         def __init__(self, grammar: Any, log: Any = None) -> None:
             global tables_source
-            path = directory / f"bashlex-tables-{_key(grammar, sys.modules[base.__module__])}.json"
-            tables = read_tables(path, grammar)
+            path: Path | None = None
+            tables: Tables | None = None
+            with contextlib.suppress(Exception):  # no home, an unreadable source: no cache
+                path = (directory or cache_dir()) / f"bashlex-tables-{_key(grammar, yacc)}.json"
+                tables = read_tables(path, grammar)
             if tables is None:
                 super().__init__(grammar, log)
                 tables_source = "built"
                 # Saved now: bashlex's parser module patches the tables once it has them.
-                with contextlib.suppress(Exception):
-                    write_tables(path, self.lr_action, self.lr_goto)
+                if path is not None:
+                    with contextlib.suppress(Exception):
+                        write_tables(path, self.lr_action, self.lr_goto)
                 return
             tables_source = "cache"
             self.grammar = grammar
