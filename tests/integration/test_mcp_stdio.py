@@ -1,4 +1,4 @@
-"""The stdio transport served on the event loop (internal/mcp_stdio.py), through real pipes: lines
+"""The stdio transport served on the event loop (internal/mcp_server/stdio_streams.py), through real pipes: lines
 of any length in, results larger than a pipe buffer out, fd 0 and 1 kept away from the protocol
 while serving, a clean exit when stdin closes."""
 
