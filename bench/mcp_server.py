@@ -41,6 +41,9 @@ VIEW_STDIO_GOAL = 2.0
 CALL_GOAL, CALL_SLACK_S = 1.5, 0.005
 #: The floor: the SDK's low-level server answering every call with a constant text.
 FLOOR_SERVER = """
+import socket
+import sys
+
 import anyio
 import mcp_types as types
 from mcp.server import Server
@@ -57,13 +60,38 @@ async def tools(ctx, params):
     return types.ListToolsResult(tools=[types.Tool(name="constant", input_schema={"type": "object"})])
 
 
-async def main():
-    server = Server("floor", on_call_tool=call, on_list_tools=tools)
+server = Server("floor", on_call_tool=call, on_list_tools=tools)
+
+
+async def over_stdio():
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 
-anyio.run(main)
+async def discover(ctx, params):
+    # As toolsmith-mcp does over HTTP: the handshake versions only, so the client opens a session.
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    return types.DiscoverResult(
+        supported_versions=list(HANDSHAKE_PROTOCOL_VERSIONS), capabilities=server.get_capabilities()
+    )
+
+
+async def over_http():
+    import uvicorn
+
+    server.add_request_handler("server/discover", types.RequestParams, discover)
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    app = server.streamable_http_app(streamable_http_path="/mcp", host="127.0.0.1")
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+    print(f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", file=sys.stderr, flush=True)
+    await uvicorn.Server(config).serve(sockets=[sock])
+
+
+anyio.run(over_http if "--http" in sys.argv else over_stdio)
 """
 #: Hang guard: the HTTP server prints its address within this long.
 SERVER_START_TIMEOUT_S = 60
@@ -111,11 +139,9 @@ def stdio_params(workspace: Path) -> StdioServerParameters:
 
 
 @contextlib.asynccontextmanager
-async def http_server(workspace: Path) -> AsyncIterator[str]:
-    server = subprocess.Popen(
-        [sys.executable, "-m", "cmd.mcp", "--http", "--port", "0", "--cwd", str(workspace), "--no-lsp"],
-        cwd=ROOT, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+async def http_server(argv: list[str], cwd: Path) -> AsyncIterator[str]:
+    """A server started with ``argv`` that prints its URL on its first stderr line."""
+    server = subprocess.Popen(argv, cwd=cwd, stderr=subprocess.PIPE, text=True)
     try:
         assert server.stderr is not None
         line = await asyncio.wait_for(asyncio.to_thread(server.stderr.readline), SERVER_START_TIMEOUT_S)
@@ -127,22 +153,24 @@ async def http_server(workspace: Path) -> AsyncIterator[str]:
         server.wait(10)
 
 
-async def floor_row(workspace: Path, session: Session) -> None:
+async def floor_row(transport: str, client: Client, session: Session) -> None:
     """The SDK round trip with no tool behind it, paired with the Session.run view."""
+
+    async def floor() -> None:
+        result = await client.call_tool("constant", {})
+        assert not result.is_error, result
+
+    async def direct() -> None:
+        response = await session.run("view", {"file_path": "a.txt"})
+        assert not response.is_error, response.content
+
+    await paired(f"SDK floor: minimal server's tools/call, {transport}", floor, direct, goal=None)
+
+
+def floor_stdio_params(workspace: Path) -> StdioServerParameters:
     script = workspace / "floor_server.py"
     script.write_text(FLOOR_SERVER)
-    params = StdioServerParameters(command=sys.executable, args=[str(script)], cwd=str(workspace))
-    async with Client(params) as client:
-
-        async def floor() -> None:
-            result = await client.call_tool("constant", {})
-            assert not result.is_error, result
-
-        async def direct() -> None:
-            response = await session.run("view", {"file_path": "a.txt"})
-            assert not response.is_error, response.content
-
-        await paired("SDK floor: minimal server's tools/call, stdio", floor, direct, goal=None)
+    return StdioServerParameters(command=sys.executable, args=[str(script)], cwd=str(workspace))
 
 
 async def connect_row(workspace: Path) -> None:
@@ -169,9 +197,14 @@ async def main() -> int:
         async with Session(workspace, config=Config(lsp_enabled=False)) as session:
             async with Client(stdio_params(workspace)) as client:
                 await compare("stdio", client, session)
-            await floor_row(workspace, session)
-            async with http_server(workspace) as url, Client(url) as client:
+            async with Client(floor_stdio_params(workspace)) as client:
+                await floor_row("stdio", client, session)
+            ours = [sys.executable, "-m", "cmd.mcp", "--http", "--port", "0", "--cwd", str(workspace), "--no-lsp"]
+            async with http_server(ours, ROOT) as url, Client(url) as client:
                 await compare("HTTP", client, session)
+            floor = [sys.executable, str(workspace / "floor_server.py"), "--http"]
+            async with http_server(floor, workspace) as url, Client(url) as client:
+                await floor_row("HTTP", client, session)
         await connect_row(workspace)
     return exit_status()
 
