@@ -12,6 +12,10 @@ from collections.abc import Callable
 from .indentation import indent_shift
 from .lines import CANCEL_EVERY, MatchResult, Replacement, Text, indent_of, split_old, to_replacements, window_matches
 
+#: The tier of a match whose first line started after its indentation (copied from the first
+#: visible character): the match then starts at the line's indentation.
+FIRST_LINE_TIER = "first_line_indentation"
+
 # --- tier 1: exact ----------------------------------------------------------------------------
 
 
@@ -145,7 +149,7 @@ def _tiers(old: str, new: str) -> list[tuple[str, str, str, Tier]]:
     if "\n" in old.strip("\n") and first_line and not indent_of(first_line):
         # old_string copied from the middle of its first line: that line's depth is unknown,
         # the rest must still agree among themselves.
-        plan.append(("first_line_indent", old, new, lambda f, o, n: indent_shift(f, o, n, loose_first=True)))
+        plan.append((FIRST_LINE_TIER, old, new, lambda f, o, n: indent_shift(f, o, n, loose_first=True)))
     return plan
 
 
@@ -181,4 +185,4 @@ def _first_line_slip(f: Text, found: list[Replacement], old: str, new: str) -> M
             slipped = True
         else:
             adjusted.append(r)
-    return MatchResult("first_line_indentation" if slipped else "exact", adjusted)
+    return MatchResult(FIRST_LINE_TIER if slipped else "exact", adjusted)

@@ -20,14 +20,14 @@ from typing import Any
 from ...cancel import in_thread
 from ...diff import diff_metadata
 from ...documents import is_notebook
-from ...errors import ToolCancelled, ToolError
-from ...file_tracker import content_digest
+from ...errors import IsDirectory, ToolCancelled, ToolError
 from ...fsutil.commit import Change, Committed, commit, modifiable_error
 from ...fsutil.paths import open_regular_file, read_error
 from ...fsutil.textio import TextFile, decode_bytes, new_text_file, normalize_eol
 from ...syntax import Verdict, inside_literal, judge, parse, would_be_lines
 from ...textmatch import EditError, EditOutcome, EditRequest, apply_edits
 from ...textmatch.rebase import commutes
+from ...textmatch.tiers import FIRST_LINE_TIER
 from .tools import ToolContext, ToolResponse
 
 log = logging.getLogger("toolsmith")
@@ -35,21 +35,27 @@ log = logging.getLogger("toolsmith")
 
 @dataclass(frozen=True)
 class Loaded:
-    """A file read for a change: its bytes (what the change expects to replace) and text."""
+    """A file read for a change — the snapshot the change is planned on and committed against:
+    its bytes (what the change expects to replace), the stat taken with them, and its text."""
 
     path: Path
     data: bytes
     text: TextFile
+    st: os.stat_result
+
+    def change(self, data: bytes, target: Path | None = None) -> Change:
+        """Write ``data`` over this snapshot (at ``target``, the resolved path, if it differs)."""
+        return Change("write", target or self.path, data, self.data, seen=self.st)
 
 
 def read_for_change(
     ctx: ToolContext, path: Path, *, writable: bool = True, unchanged: bool = True
 ) -> tuple[bytes, os.stat_result]:
-    """The bytes of an existing file about to change (or be deleted, or moved): a regular file
-    this session read and (``unchanged``) that has not changed since — and, when its content is
-    to change (``writable``), one that may be written."""
+    """The bytes of an existing file about to change (or be deleted, or moved), and the stat taken
+    with them: a regular file this session read and (``unchanged``) that has not changed since —
+    and, when its content is to change (``writable``), one that may be written."""
     if path.is_dir():
-        raise ToolError(f"Path is a directory, not a file: {path}", {"error": "is_directory"})
+        raise IsDirectory(f"Path is a directory, not a file: {path}")
     # Non-blocking, checked before any read: a FIFO or a device is refused at once (never a hang).
     fd, st = open_regular_file(path, "only regular files can be changed; nothing was written.")
     try:
@@ -60,7 +66,7 @@ def read_for_change(
     finally:
         os.close(fd)
     if unchanged:
-        ctx.files.check_unchanged(path, data)
+        ctx.files.check_unchanged(path, data, st)
     return data, st
 
 
@@ -75,22 +81,20 @@ def _read_all(fd: int, path: Path) -> bytes:
 
 
 def load_for_change(ctx: ToolContext, path: Path) -> Loaded:
-    data, _ = read_for_change(ctx, path)
-    return Loaded(path, data, decode_bytes(data, path=str(path)))
+    data, st = read_for_change(ctx, path)
+    return Loaded(path, data, decode_bytes(data, path=str(path)), st)
 
 
 def load_for_edit(ctx: ToolContext, path: Path, *, writable: bool = True) -> tuple[Loaded, Loaded | None]:
     """The file now, and — when it changed since this session read it whole — the content as
     read (the base the model planned on), so the edit can be re-anchored. Otherwise as
     :func:`load_for_change` (a file not read, or read only in part and changed, is refused)."""
-    data, _ = read_for_change(ctx, path, writable=writable, unchanged=False)
-    current = Loaded(path, data, decode_bytes(data, path=str(path)))
-    record = ctx.files.last_read(path)
-    snapshot = ctx.files.snapshot(path)
-    if record is None or snapshot is None or snapshot == data or record.digest != content_digest(snapshot):
-        ctx.files.check_unchanged(path, data)
+    data, st = read_for_change(ctx, path, writable=writable, unchanged=False)
+    current = Loaded(path, data, decode_bytes(data, path=str(path)), st)
+    base = ctx.files.base_for_change(path, data, st)
+    if base is None:
         return current, None
-    return current, Loaded(path, snapshot, decode_bytes(snapshot, path=str(path)))
+    return current, Loaded(path, base, decode_bytes(base, path=str(path)), st)
 
 
 #: Said when an edit was applied to content that changed since the read.
@@ -112,8 +116,7 @@ def check_reanchor(
     except EditError:
         planned = None
     if planned is None or not commutes(base.text.text, planned.file.text, current.text.text, outcome.file.text):
-        ctx.files.check_unchanged(current.path, current.data)
-        raise ToolError(f"File {current.path} has been modified since it was last read. Read it again before editing.")
+        raise ctx.files.changed_error(current.path, current.st)
 
 
 async def commit_changes(
@@ -202,10 +205,10 @@ def verify_note(tiers: list[str], diff: str) -> str:
     loose = sorted({t for t in tiers if t != "exact"})
     if not loose:
         return ""
-    if loose == ["first_line_indentation"]:
+    if loose == [FIRST_LINE_TIER]:
         what = (
-            "old_string started after its line's indentation and new_string repeats it, so the whole line "
-            "was replaced (the indentation is not doubled)"
+            "old_string started after its first line's indentation, so the whole line was replaced (the "
+            "indentation is not doubled)"
         )
     elif any(t.startswith("line_number_gutter") for t in loose):
         what = (
@@ -327,14 +330,14 @@ async def edit_file(ctx: ToolContext, tool: str, file_path: str, edits: list[Edi
             outcome = apply_edits(old.text, edits, path=str(path), cancel=check)
         except EditError:
             if base is not None:  # the text is not in the file any more: the change since the read is why
-                ctx.files.check_unchanged(target, old.data)
+                raise ctx.files.changed_error(target, old.st) from None
             raise
         changed = ""
         if base is not None:
             check_reanchor(ctx, old, base, edits, outcome, check)
             changed = REANCHORED_NOTE
         outcome, note = _gate_edit(ctx, path, tool, old, edits, outcome, check)
-        change = Change("write", target, outcome.file.encode(), old.data)
+        change = old.change(outcome.file.encode())
         guard_notebooks([change])
         metadata = diff_metadata(old.text.text, outcome.file.text, display, cancel=check)
         if base is not None:

@@ -166,16 +166,15 @@ class PatchTool(Tool):
         entry = ctx.check_writable(path, follow=op.kind == "update" and op.move_to is None)
         current, base = load_for_edit(ctx, path, writable=False)
         data, old = current.data, current.text
-        st = os.stat(path)
         if base is not None and (op.kind == "delete" or op.move_to is not None):
-            ctx.files.check_unchanged(path, data)  # only content changes re-anchor: this refuses
+            raise ctx.files.changed_error(path, current.st)  # only content changes re-anchor
         if op.kind == "delete":
             return _Planned(op, path, path, old, None, [], [], [Change("delete", entry, expect=data)])
         try:
             replacements, applied = apply_chunks(old.text, op.chunks, str(path))
         except ToolError:
             if base is not None:  # the context is gone: the change since the read is why
-                ctx.files.check_unchanged(path, data)
+                raise ctx.files.changed_error(path, current.st) from None
             raise
         new = TextFile(raw=old.splice(replacements), encoding=old.encoding, bom=old.bom, eol=old.eol)
         if base is not None:
@@ -183,10 +182,10 @@ class PatchTool(Tool):
         passes = sorted({a.pass_name for a in applied if a.fuzz})
         fuzz = [a.fuzz for a in applied]
         new_data = new.encode()
-        if new_data != data and (error := modifiable_error(path, st)) is not None:
+        if new_data != data and (error := modifiable_error(path, current.st)) is not None:
             raise error
         if op.move_to is None:
-            changes = [Change("write", entry, new_data, data)]
+            changes = [current.change(new_data, entry)]
             return _Planned(op, path, path, old, new, fuzz, passes, changes, reanchored=base is not None)
         target = ctx.resolve(op.move_to)
         destination = ctx.check_writable(target, follow=False)
@@ -194,7 +193,7 @@ class PatchTool(Tool):
             raise ToolError(f"Move to {target}: the file already exists.")
         changed = new_data != data
         if path.is_symlink():  # the link moves; its target's content changes in place
-            changes = [Change("write", ctx.check_writable(path), new_data, data)] if changed else []
+            changes = [current.change(new_data, ctx.check_writable(path))] if changed else []
             changes.append(Change("move", destination, expect=data, source=entry))
         else:
             changes = [Change("move", destination, new_data if changed else None, data, source=entry)]
@@ -230,8 +229,7 @@ def _check_reanchored(ctx: ToolContext, op: FileOp, path: Path, base: Loaded, cu
     except (ToolError, ValueError):
         planned_text = None
     if planned_text is None or not commutes(base.text.text, normalize_eol(planned_text), current.text.text, new.text):
-        ctx.files.check_unchanged(path, current.data)
-        raise ToolError(f"File {path} has been modified since it was last read. Read it again before editing.")
+        raise ctx.files.changed_error(path, current.st)
 
 
 def _parse(text: str, ctx: ToolContext) -> list[FileOp]:
