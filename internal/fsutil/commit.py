@@ -49,7 +49,7 @@ from typing import Any, Literal
 
 from ..errors import ToolError
 from .anchored import AnchoredDir, lock_dirs, open_dir
-from .fs import REAL, FileSystem, exists, fsync_fd, overwrite, read_at, write_new
+from .fs import REAL, FileSystem, exists, overwrite, read_at, write_new
 from .journal import Journal, cleanup, recover, undo, workspace_key
 from .paths import not_regular_error, os_error_message
 
@@ -203,8 +203,9 @@ def _commit(
                     stats[s.change.path] = fs.stat(s.name, dir_fd=s.directory.fd)
                 if s.other_links and s.change.kind == "write" and not s.in_place:
                     stats.broken_links[s.change.path] = s.other_links
-            for directory in {s.directory.key: s.directory for s in steps}.values():
-                fsync_fd(fs, directory.fd)
+            # No directory fsync: see docs/safety.md, "Durability" (the staged content's fsync is
+            # what keeps a file old-or-new across a power loss; the rename reaches the disk with
+            # the file system's next journal commit).
         return stats
     finally:
         for step in steps:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .anchored import AnchoredDir
-from .fs import REAL, FileSystem, exists, fsync_dir, overwrite, read_at
+from .fs import REAL, FileSystem, exists, overwrite, read_at
 
 JOURNAL_VERSION = 1
 
@@ -50,9 +50,8 @@ class Journal:
         data += b" " * max(0, self.size - len(data))
         self.fs.pwrite(self.fd, data, 0)
         self.size = len(data)
-        self.fs.fsync(self.fd)
-        if state == "prepared":
-            fsync_dir(self.path.parent, self.fs)
+        # No fsync: the journal is for a process that dies mid-commit, and the page cache it
+        # wrote survives the process (docs/safety.md, "Durability", says which fsyncs we make).
 
     def __enter__(self) -> Journal:
         return self

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ...cancel import in_thread
-from ...diff import diff_metadata
+from ...diff import diff_metadata, span_diff_metadata
 from ...documents import is_notebook
 from ...errors import IsDirectory, ToolCancelled, ToolError
 from ...fsutil.commit import Change, Committed, commit, modifiable_error
@@ -339,7 +339,7 @@ async def edit_file(ctx: ToolContext, tool: str, file_path: str, edits: list[Edi
         outcome, note = _gate_edit(ctx, path, tool, old, edits, outcome, check)
         change = old.change(outcome.file.encode())
         guard_notebooks([change])
-        metadata = diff_metadata(old.text.text, outcome.file.text, display, cancel=check)
+        metadata = span_diff_metadata(old.text.text, outcome.file.text, outcome.spans, display, cancel=check)
         if base is not None:
             metadata["reanchored"] = True
         if note == REINDENTED_NOTE:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ...cancel import in_thread
-from ...diff import diff_metadata
+from ...diff import span_diff_metadata
 from ...diff.patch import BEGIN, FUZZ_THRESHOLD, FileOp, apply_chunks, parse_patch
 from ...diff.unified import looks_unified, parse_unified
 from ...errors import ToolError
@@ -84,6 +84,8 @@ class _Planned:
     warning: str = ""
     #: The file had changed since the read; the chunks were re-anchored on its current content.
     reanchored: bool = False
+    #: The chunks' replacements in ``old``'s LF text (the diff is built from them).
+    spans: list[tuple[int, int, str]] | None = None
 
 
 class PatchTool(Tool):
@@ -186,7 +188,9 @@ class PatchTool(Tool):
             raise error
         if op.move_to is None:
             changes = [current.change(new_data, entry)]
-            return _Planned(op, path, path, old, new, fuzz, passes, changes, reanchored=base is not None)
+            return _Planned(
+                op, path, path, old, new, fuzz, passes, changes, reanchored=base is not None, spans=replacements
+            )
         target = ctx.resolve(op.move_to)
         destination = ctx.check_writable(target, follow=False)
         if os.path.lexists(target):
@@ -215,7 +219,7 @@ class PatchTool(Tool):
             if plan.reanchored:
                 entry["reanchored"] = True
             old_text, new_text = plan.old.text if plan.old else "", plan.new.text if plan.new else ""
-            entry.update(diff_metadata(old_text, new_text, display, cancel=check))
+            entry.update(span_diff_metadata(old_text, new_text, plan.spans, display, cancel=check))
             meta.append(entry)
         return meta
 
