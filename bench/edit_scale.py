@@ -185,7 +185,7 @@ async def patch_row(session: Session, ws: Path) -> None:
     new = "\n".join(changed)
     forward_diff, _, _ = generate_diff(text, new, "patched.py")
     backward_diff, _, _ = generate_diff(new, text, "patched.py")
-    assert forward_diff.count("\n@@ ") == PATCH_HUNKS - 1 and forward_diff.startswith("--- a/")
+    assert forward_diff.count("\n@@ ") == PATCH_HUNKS and forward_diff.startswith("--- a/")
     path = ws / "patched.py"
     path.write_text(text)
     await session.run("view", {"file_path": str(path), "limit": 1})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...textmatch import EditRequest
-from .file import create_file, edit_file
+from .file_edit import create_file, edit_file
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ...errors import ToolError
 from ...fsutil.textio import new_text_file
 from ...textmatch import EditError, EditRequest, apply_edits
-from .file import create_file, edit_file
+from .file_edit import create_file, edit_file
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...cancel import in_thread
 from ...diff import span_diff_metadata
 from ...diff.patch import BEGIN, FUZZ_THRESHOLD, FileOp, apply_chunks, parse_patch
 from ...diff.unified import looks_unified, parse_unified
@@ -16,7 +15,7 @@ from ...errors import ToolError
 from ...fsutil.commit import Change, modifiable_error
 from ...fsutil.textio import TextFile, new_text_file, normalize_eol
 from ...textmatch.rebase import commutes
-from .file import Loaded, commit_changes, gate_change, guard_notebooks, load_for_edit, with_notes
+from .file import Loaded, gate_change, guard_notebooks, load_for_edit, plan_ask_commit, with_notes
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 
@@ -110,14 +109,20 @@ class PatchTool(Tool):
                     plan.warning = gate_change(ctx, plan.target, before, plan.new.text, self.name)
             return planned, self._describe(planned, ctx, check)
 
-        async with ctx.locks.hold(paths):
-            planned, files_meta = await in_thread(prepare, ctx.cancel)
+        async def ask(prepared: tuple[list[_Planned], list[dict[str, Any]]]) -> None:
             await ctx.require_permission(
                 self.name, "write", ", ".join(ctx.display(p) for p in paths), "apply a patch",
-                {"files": files_meta},
+                {"files": prepared[1]},
             )  # fmt: skip
-            gone = [p.path for p in planned if p.op.kind == "delete" or p.target != p.path]
-            notes = await commit_changes(ctx, [c for p in planned for c in p.changes], forget=gone)
+
+        def changes(prepared: tuple[list[_Planned], list[dict[str, Any]]]) -> list[Change]:
+            return [c for p in prepared[0] for c in p.changes]
+
+        def gone(prepared: tuple[list[_Planned], list[dict[str, Any]]]) -> list[Path]:
+            return [p.path for p in prepared[0] if p.op.kind == "delete" or p.target != p.path]
+
+        async with ctx.locks.hold(paths):
+            (planned, files_meta), notes = await plan_ask_commit(ctx, prepare, ask, changes, forget=gone)
         additions = sum(m["additions"] for m in files_meta)
         removals = sum(m["removals"] for m in files_meta)
         text = (

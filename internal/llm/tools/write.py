@@ -7,12 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ...cancel import in_thread
 from ...diff import diff_metadata
 from ...errors import IsDirectory, ToolError
 from ...fsutil.commit import Change
 from ...fsutil.textio import BinaryFileError, TextFile, new_text_file, normalize_eol
-from .file import Loaded, commit_changes, gate_change, guard_notebooks, load_for_change, with_notes
+from .file import Loaded, gate_change, guard_notebooks, load_for_change, plan_ask_commit, with_notes
 from .params import param
 from .tools import Tool, ToolContext, ToolResponse
 
@@ -67,14 +66,16 @@ class WriteTool(Tool):
             warning = gate_change(ctx, path, old.text.text if old else None, new.text, self.name)
             return change, new, warning, diff_metadata(old.text.text if old else "", new.text, display, cancel=check)
 
-        async with ctx.locks.hold([target]):
-            change, new, warning, metadata = await in_thread(prepare, ctx.cancel)
-            created = change.expect is None
-            action = "create" if created else "overwrite"
+        async def ask(planned: tuple[Change, TextFile, str, dict[str, Any]]) -> None:
+            action = "create" if planned[0].expect is None else "overwrite"
             await ctx.require_permission(
-                self.name, "write", str(path), f"{action} {display}", {"diff": metadata["diff"]}
+                self.name, "write", str(path), f"{action} {display}", {"diff": planned[3]["diff"]}
             )
-            notes = await commit_changes(ctx, [change])
+
+        async with ctx.locks.hold([target]):
+            planned, notes = await plan_ask_commit(ctx, prepare, ask, lambda planned: [planned[0]])
+        change, new, warning, metadata = planned
+        created = change.expect is None
         metadata.update(file_path=str(path), created=created, encoding=new.encoding)
         verb = "created" if created else "written"
         content = with_notes(f"<result>\nFile successfully {verb}: {path}{warning}\n</result>", notes, metadata)
