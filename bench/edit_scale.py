@@ -231,7 +231,7 @@ def gate_row() -> None:
 
 CHILD_TOOL = textwrap.dedent(
     """
-    import asyncio, resource, sys
+    import asyncio, sys
     from pathlib import Path
     from agent_toolsmith.config import Config
     from agent_toolsmith.session import Session
@@ -244,12 +244,12 @@ CHILD_TOOL = textwrap.dedent(
             r = await session.run("edit", {"file_path": str(path), "old_string": old, "new_string": new})
             assert not r.is_error, r.content[:300]
     asyncio.run(main())
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    print(peak())
     """
 )
 CHILD_RAW = textwrap.dedent(
     """
-    import os, resource, sys
+    import os, sys
     path = sys.argv[1]
     for old, new in (("value_4242 = 4242;", "value_4242 = 0;"), ("value_4242 = 0;", "value_4242 = 4242;")):
         with open(path, "rb") as handle:
@@ -262,24 +262,36 @@ CHILD_RAW = textwrap.dedent(
             os.fsync(handle.fileno())
         os.replace(path + ".tmp", path)
         del data
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    print(peak())
+    """
+)
+
+
+#: Prepended to each child: its own peak RSS (VmHWM belongs to the process image; ru_maxrss would
+#: carry over the parent's peak across fork and exec).
+PEAK = textwrap.dedent(
+    """
+    def peak():
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
     """
 )
 
 
 def peak_kib(script: str, path: Path) -> int:
     done = subprocess.run(
-        [sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=600, check=True
+        [sys.executable, "-c", PEAK + script, str(path)], capture_output=True, text=True, timeout=600, check=True
     )
     return int(done.stdout.split()[-1])
 
 
 def memory_row(ws: Path) -> None:
     path = ws / "huge.txt"
-    line_count = MEMORY_FILE_BYTES // 20
     with open(path, "w") as handle:
-        for start in range(0, line_count, 100_000):
-            handle.write(assignments(min(start + 100_000, line_count))[len(assignments(start)) :])
+        start = 0
+        while handle.tell() < MEMORY_FILE_BYTES:
+            handle.write("".join(f"value_{i} = {i};\n" for i in range(start, start + 100_000)))
+            start += 100_000
     tool, raw = [], []
     for _ in range(MEMORY_PAIRS):
         tool.append(peak_kib(CHILD_TOOL, path) / 1e6)  # GiB-ish units, so the time columns read as GB

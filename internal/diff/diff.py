@@ -79,16 +79,15 @@ Span = tuple[int, int, str]
 
 def generate_span_diff(
     old: str, spans: list[Span], path: str, cancel: Callable[[], None] | None = None
-) -> tuple[str, str, int, int]:
-    """``(new, unified_diff, additions, removals)`` for ``old`` with the non-overlapping
-    replacements ``spans`` (``(start, end, text)`` in ``old`` offsets) applied.
+) -> tuple[str, int, int]:
+    """``(unified_diff, additions, removals)`` for ``old`` with the non-overlapping replacements
+    ``spans`` (``(start, end, text)`` in ``old`` offsets) applied.
 
     Only the lines around each span are split and diffed, so a few small changes in a large file
     cost what they change, not the file: spans closer than two contexts are diffed together (their
     hunks would merge), each group by :func:`_window` on just its lines.
     """
     check = cancel or _never
-    pieces: list[str] = []
     out: list[str] = []
     additions = removals = 0
     cursor = line = delta = 0  # old offset copied up to; its 0-based line; new lines minus old so far
@@ -97,16 +96,14 @@ def generate_span_diff(
         line += old.count("\n", cursor, start)
         a_text = old[start:end]
         b_text = "".join(_spliced(old, start, end, lines_new))
-        pieces += [old[cursor:start], b_text]
         a, b, first, codes = _window(a_text, b_text, check)
         added, removed = _render_hunks(a, b, line + first, line + first + delta, codes, out)
         additions, removals = additions + added, removals + removed
         delta += b_text.count("\n") - lines_old
         line += lines_old
         cursor = end
-    pieces.append(old[cursor:])
     diff = (f"--- a/{path}\n+++ b/{path}\n" + "".join(out)) if out else ""
-    return "".join(pieces), diff, additions, removals
+    return diff, additions, removals
 
 
 def _span_groups(old: str, spans: list[Span]) -> list[tuple[int, int, int, list[Span]]]:
@@ -426,7 +423,25 @@ def span_diff_metadata(
     spans, or spans that do not make ``new`` get the whole-text diff."""
     if spans is None or (old.count("\n") <= SMALL_DIFF_LINES and new.count("\n") <= SMALL_DIFF_LINES):
         return diff_metadata(old, new, path, cancel)
-    made, diff, additions, removals = generate_span_diff(old, spans, path, cancel)
-    if made != new:
+    if not _spans_make(old, new, spans):
         return diff_metadata(old, new, path, cancel)
+    diff, additions, removals = generate_span_diff(old, spans, path, cancel)
     return {"diff": trim_diff(diff), "additions": additions, "removals": removals}
+
+
+def _spans_make(old: str, new: str, spans: list[Span]) -> bool:
+    """Do ``spans`` turn ``old`` into ``new``? Checked without building a copy of either: the
+    lengths add up and each replacement text stands where it must, with the characters around
+    it as in ``old``."""
+    ordered = sorted(spans)
+    if len(old) + sum(len(text) - (end - start) for start, end, text in ordered) != len(new):
+        return False
+    shift = 0
+    for start, end, text in ordered:
+        at = start + shift
+        if new[at : at + len(text)] != text or new[at - 1 : at] != old[start - 1 : start]:
+            return False
+        if new[at + len(text) : at + len(text) + 1] != old[end : end + 1]:
+            return False
+        shift += len(text) - (end - start)
+    return True

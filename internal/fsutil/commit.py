@@ -49,7 +49,7 @@ from typing import Any, Literal
 
 from ..errors import ToolError
 from .anchored import AnchoredDir, lock_dirs, open_dir
-from .fs import REAL, FileSystem, exists, overwrite, read_at, write_new
+from .fs import REAL, FileSystem, exists, holds, overwrite, read_at, write_new
 from .journal import Journal, cleanup, recover, undo, workspace_key
 from .paths import not_regular_error, os_error_message
 
@@ -403,12 +403,10 @@ def _replace_content(step: _Step, fd: int) -> None:
 
 def _verify_unchanged(step: _Step, fd: int, name: str) -> None:
     """``name`` is still the inode checked under the lock, with the snapshot's bytes."""
-    try:
-        # A deleted symlink was checked by what it points to; everything else is the entry itself.
-        current = read_at(step.fs, fd, name, follow=step.change.kind == "delete")
-    except (ToolError, OSError):
-        current = None
-    if current is None or (current[1].st_dev, current[1].st_ino) != step.identity or current[0] != step.change.expect:
+    assert step.change.expect is not None
+    # A deleted symlink was checked by what it points to; everything else is the entry itself.
+    st = holds(step.fs, fd, name, step.change.expect, follow=step.change.kind == "delete")
+    if st is None or (st.st_dev, st.st_ino) != step.identity:
         raise ModifiedWhileSaving(
             f"File {step.change.path} was modified while saving (by a program outside this session); nothing "
             "was written and the other program's version is kept. Read it again before editing."

@@ -127,6 +127,32 @@ def read_at(fs: FileSystem, fd: int, name: str, *, follow: bool) -> tuple[bytes,
         fs.close(file_fd)
 
 
+#: Bytes compared per read when checking a file against the content it should hold.
+COMPARE_CHUNK_BYTES = 1 << 20
+
+
+def holds(fs: FileSystem, fd: int, name: str, expect: bytes, *, follow: bool) -> os.stat_result | None:
+    """The stat of ``name`` in directory ``fd`` when it is a regular file holding exactly
+    ``expect``, else None — compared chunk by chunk, so a large file is never read whole."""
+    flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | (0 if follow else os.O_NOFOLLOW)
+    try:
+        file_fd = fs.open(name, flags, dir_fd=fd)
+    except OSError:
+        return None
+    try:
+        st = fs.fstat(file_fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != len(expect):
+            return None
+        view, at = memoryview(expect), 0
+        while chunk := fs.read(file_fd, COMPARE_CHUNK_BYTES):
+            if view[at : at + len(chunk)] != chunk:
+                return None
+            at += len(chunk)
+        return st if at == len(expect) else None
+    finally:
+        fs.close(file_fd)
+
+
 def exists(fs: FileSystem, fd: int, name: str) -> bool:
     try:
         fs.stat(name, dir_fd=fd, follow_symlinks=False)

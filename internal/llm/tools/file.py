@@ -69,7 +69,7 @@ def read_for_change(
         error = modifiable_error(path, st)
         if error is not None and writable:
             raise error
-        data = _read_all(fd, path)
+        data = _read_all(fd, path, st.st_size)
     finally:
         os.close(fd)
     if unchanged:
@@ -77,9 +77,15 @@ def read_for_change(
     return data, st
 
 
-def _read_all(fd: int, path: Path) -> bytes:
-    chunks = []
+def _read_all(fd: int, path: Path, size: int) -> bytes:
+    """The whole file: one read of its stat size (no second copy from joining chunks), then
+    whatever it grew by since."""
     try:
+        first = os.read(fd, size + 1)
+        rest = os.read(fd, 1 << 20) if first else b""
+        if not rest:
+            return first
+        chunks = [first, rest]
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
     except OSError as exc:
