@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import difflib
 from collections.abc import Callable
+from typing import AnyStr
 
 #: Lines of context around each change (the unified-diff convention).
 CONTEXT_LINES = 3
@@ -171,8 +172,8 @@ def _window(old: str, new: str, cancel: Callable[[], None]) -> tuple[list[str], 
         return a, b, 0, codes
     # The changed region: from the start of the line holding the first difference (the same
     # offset in both texts) to just after the first newline inside the common suffix.
-    start = old.rfind("\n", 0, _common_prefix_chars(old, new)) + 1
-    suffix = _common_suffix_chars(old, new, min(len(old), len(new)) - start)
+    start = old.rfind("\n", 0, common_prefix_length(old, new)) + 1
+    suffix = common_suffix_length(old, new, min(len(old), len(new)) - start)
     newline = old.find("\n", len(old) - suffix)
     old_end = len(old) if newline < 0 else newline + 1
     new_end = len(new) - (len(old) - old_end)
@@ -199,7 +200,9 @@ def _window(old: str, new: str, cancel: Callable[[], None]) -> tuple[list[str], 
     return a, b, old.count("\n", 0, context_start), _merged(codes)
 
 
-def _common_prefix_chars(x: str, y: str) -> int:
+def common_prefix_length(x: AnyStr, y: AnyStr) -> int:
+    """How many leading characters (or bytes) ``x`` and ``y`` share: equal chunks skipped at
+    memcmp speed, then the differing chunk bisected (bounded slices, no whole-text copies)."""
     limit = min(len(x), len(y))
     at = 0
     while at < limit and x[at : at + SCAN_CHUNK] == y[at : at + SCAN_CHUNK]:
@@ -216,8 +219,8 @@ def _common_prefix_chars(x: str, y: str) -> int:
     return min(low, limit)
 
 
-def _common_suffix_chars(x: str, y: str, limit: int) -> int:
-    """How many trailing characters ``x`` and ``y`` share, at most ``limit``."""
+def common_suffix_length(x: AnyStr, y: AnyStr, limit: int) -> int:
+    """How many trailing characters (or bytes) ``x`` and ``y`` share, at most ``limit``."""
     count = 0
     while count < limit:
         take = min(SCAN_CHUNK, limit - count)
@@ -243,6 +246,8 @@ def _region(a: list[str], b: list[str], a0: int, a1: int, b0: int, b1: int, canc
         return [("insert", a0, a0, b0, b1)]
     if b0 == b1:
         return [("delete", a0, a1, b0, b0)]
+    if a1 - a0 == 1 and b1 - b0 == 1:  # one line for one (as difflib would say, without its set-up)
+        return [("equal" if a[a0] == b[b0] else "replace", a0, a1, b0, b1)]
     if a1 - a0 <= SMALL_DIFF_LINES and b1 - b0 <= SMALL_DIFF_LINES:
         matcher = difflib.SequenceMatcher(a=a[a0:a1], b=b[b0:b1], autojunk=False)
         return [(tag, i1 + a0, i2 + a0, j1 + b0, j2 + b0) for tag, i1, i2, j1, j2 in matcher.get_opcodes()]

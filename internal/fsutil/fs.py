@@ -15,7 +15,7 @@ import functools
 import os
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import cast
 
@@ -108,23 +108,34 @@ def _renameat2() -> Callable[..., int] | None:
 # --- helpers over the seam ---------------------------------------------------------------------
 
 
-def read_at(fs: FileSystem, fd: int, name: str, *, follow: bool) -> tuple[bytes, os.stat_result] | None:
-    """Content and stat of ``name`` in the directory ``fd``; None when it does not exist."""
+@contextlib.contextmanager
+def opened_at(fs: FileSystem, fd: int, name: str, *, follow: bool) -> Iterator[tuple[int, os.stat_result] | None]:
+    """``name`` in the directory ``fd`` opened for reading (never blocking on a FIFO) with its
+    stat, closed on leaving; None when it does not exist."""
     flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | (0 if follow else os.O_NOFOLLOW)
     try:
         file_fd = fs.open(name, flags, dir_fd=fd)
     except FileNotFoundError:
-        return None
+        yield None
+        return
     try:
-        st = fs.fstat(file_fd)
+        yield file_fd, fs.fstat(file_fd)
+    finally:
+        fs.close(file_fd)
+
+
+def read_at(fs: FileSystem, fd: int, name: str, *, follow: bool) -> tuple[bytes, os.stat_result] | None:
+    """Content and stat of ``name`` in the directory ``fd``; None when it does not exist."""
+    with opened_at(fs, fd, name, follow=follow) as opened:
+        if opened is None:
+            return None
+        file_fd, st = opened
         if not stat.S_ISREG(st.st_mode):
             raise NotRegular(f"{name} is no longer a regular file; nothing was written.")
         chunks = []
         while chunk := fs.read(file_fd, max(st.st_size + 1, 65536)):
             chunks.append(chunk)
         return b"".join(chunks), st
-    finally:
-        fs.close(file_fd)
 
 
 #: Bytes compared per read when checking a file against the content it should hold.
@@ -134,23 +145,21 @@ COMPARE_CHUNK_BYTES = 1 << 20
 def holds(fs: FileSystem, fd: int, name: str, expect: bytes, *, follow: bool) -> os.stat_result | None:
     """The stat of ``name`` in directory ``fd`` when it is a regular file holding exactly
     ``expect``, else None — compared chunk by chunk, so a large file is never read whole."""
-    flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | (0 if follow else os.O_NOFOLLOW)
     try:
-        file_fd = fs.open(name, flags, dir_fd=fd)
-    except OSError:
-        return None
-    try:
-        st = fs.fstat(file_fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size != len(expect):
-            return None
-        view, at = memoryview(expect), 0
-        while chunk := fs.read(file_fd, COMPARE_CHUNK_BYTES):
-            if view[at : at + len(chunk)] != chunk:
+        with opened_at(fs, fd, name, follow=follow) as opened:
+            if opened is None:
                 return None
-            at += len(chunk)
-        return st if at == len(expect) else None
-    finally:
-        fs.close(file_fd)
+            file_fd, st = opened
+            if not stat.S_ISREG(st.st_mode) or st.st_size != len(expect):
+                return None
+            view, at = memoryview(expect), 0
+            while chunk := fs.read(file_fd, COMPARE_CHUNK_BYTES):
+                if view[at : at + len(chunk)] != chunk:
+                    return None
+                at += len(chunk)
+            return st if at == len(expect) else None
+    except OSError:  # a symlink swapped in (O_NOFOLLOW), a vanished directory: not the file
+        return None
 
 
 def exists(fs: FileSystem, fd: int, name: str) -> bool:

@@ -13,6 +13,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..diff.diff import common_prefix_length, common_suffix_length
 from .languages import language_for
 
 if TYPE_CHECKING:
@@ -169,49 +170,9 @@ def _edited_copy(previous: Parsed, source: bytes) -> Tree | None:
 
 def changed_range(old: bytes, new: bytes) -> tuple[int, int, int]:
     """``(start, old_end, new_end)``: the one byte range that differs between ``old`` and ``new``."""
-    start = _common_prefix(old, new)
-    suffix = _common_suffix(old, new, min(len(old), len(new)) - start)
+    start = common_prefix_length(old, new)
+    suffix = common_suffix_length(old, new, min(len(old), len(new)) - start)
     return start, len(old) - suffix, len(new) - suffix
-
-
-#: Bytes compared per step when looking for the first difference (then bisected).
-_SCAN_CHUNK = 8192
-
-
-def _common_prefix(a: bytes, b: bytes) -> int:
-    """Length of the common prefix: equal chunks skipped at memcmp speed, then the differing
-    chunk bisected (slices of bounded size: no whole-file copies)."""
-    limit = min(len(a), len(b))
-    offset = 0
-    while offset < limit and a[offset : offset + _SCAN_CHUNK] == b[offset : offset + _SCAN_CHUNK]:
-        offset += _SCAN_CHUNK
-    lo, hi = offset, min(limit, offset + _SCAN_CHUNK)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[offset:mid] == b[offset:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def _common_suffix(a: bytes, b: bytes, limit: int) -> int:
-    """Length of the common suffix, at most ``limit`` (the same way as the prefix)."""
-    size_a, size_b = len(a), len(b)
-    done = 0
-    while done < limit:
-        step = min(_SCAN_CHUNK, limit - done)
-        if a[size_a - done - step : size_a - done] != b[size_b - done - step : size_b - done]:
-            break
-        done += step
-    lo, hi = done, min(limit, done + _SCAN_CHUNK)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[size_a - mid : size_a - done] == b[size_b - mid : size_b - done]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def _point(source: bytes, offset: int) -> tuple[int, int]:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ...cancel import StopCheck
 from ...documents import is_notebook
 from ...errors import IsDirectory, ToolCancelled
 from ...fsutil.commit import Change, Committed, commit, modifiable_error
@@ -119,17 +120,12 @@ async def commit_changes(
     Cancellation is honoured while waiting for another writer's lock; once writing started the
     commit completes (a cancelled call never leaves a half-applied change or a false report).
     """
-    stop = threading.Event()
-
-    def check() -> None:
-        if stop.is_set() or ctx.cancel.cancelled:
-            raise ToolCancelled("Tool call was aborted")
-
+    check = StopCheck(ctx.cancel)
     work = asyncio.ensure_future(asyncio.to_thread(_commit_and_record, ctx, changes, check))
     try:
         stats = await asyncio.shield(work)
     except asyncio.CancelledError:
-        stop.set()
+        check.stop()
         raise
     return _after_commit(ctx, changes, stats, forget)
     return [link_note(path, count) for path, count in stats.broken_links.items()]
@@ -156,14 +152,10 @@ async def plan_ask_commit(
     :func:`commit_changes`); a cancelled task leaves it to finish or stop at the lock.
     """
     loop = asyncio.get_running_loop()
-    stop = threading.Event()
+    check = StopCheck(ctx.cancel)
     committing = threading.Event()
-    handover = threading.Lock()  # "stop" and "committing" are decided one after the other
+    handover = threading.Lock()  # stopping and starting the commit are decided one after the other
     asking: list[concurrent.futures.Future[None]] = []
-
-    def check() -> None:
-        if stop.is_set() or ctx.cancel.cancelled:
-            raise ToolCancelled("Tool call was aborted")
 
     def work() -> tuple[Planned, Committed]:
         planned = plan(check)
@@ -184,7 +176,7 @@ async def plan_ask_commit(
     def abandon() -> bool:
         """Stop the worker unless it is committing; True when it was stopped."""
         with handover:
-            stop.set()
+            check.stop()
             started = committing.is_set()
         for future in asking:
             future.cancel()
