@@ -203,10 +203,31 @@ async def patch_row(session: Session, ws: Path) -> None:
         diff = "forward.diff" if git_state.flip() else "backward.diff"
         subprocess.run(["git", "apply", diff], cwd=copy, check=True, timeout=60)
 
+    # The same with the syntax gate off: what the gate's full parse of the file costs (a patch
+    # spread over the whole file leaves no tree to reuse).
+    ungated = Session(ws, config=Config(lsp_enabled=False, syntax_gate="off"))
+    ungated_path = ws / "ungated" / "patched.py"
+    ungated_path.parent.mkdir()
+    ungated_path.write_text(text)
+    await ungated.run("view", {"file_path": str(ungated_path), "limit": 1})
+    ungated_state = Alternating()
+    ungated_diffs = [
+        d.replace(" a/", " a/ungated/").replace(" b/", " b/ungated/") for d in (forward_diff, backward_diff)
+    ]
+
+    async def tool_ungated() -> None:
+        diff = ungated_diffs[0] if ungated_state.flip() else ungated_diffs[1]
+        response = await ungated.run("patch", {"patch_text": diff})
+        assert not response.is_error, response.content[:300]
+
     try:
         await pairs_async(
             f"patch: {PATCH_HUNKS} hunks, 10k-line file", tool, reference, runs=RUNS,
             reference_name="git apply (subprocess)", goal=PATCH_GOAL,
+        )  # fmt: skip
+        await pairs_async(
+            f"patch: {PATCH_HUNKS} hunks, 10k-line file, syntax gate off", tool_ungated, reference, runs=RUNS,
+            reference_name="git apply (subprocess)", goal=None,
         )  # fmt: skip
     finally:
         shutil.rmtree(copy, ignore_errors=True)
