@@ -5,7 +5,8 @@ from __future__ import annotations
 import bisect
 import difflib
 from collections.abc import Callable
-from typing import AnyStr
+
+from ..affix import common_prefix_length, common_suffix_length
 
 #: Lines of context around each change (the unified-diff convention).
 CONTEXT_LINES = 3
@@ -31,8 +32,6 @@ def _hunk_range(start: int, length: int) -> str:
 #: Files with at most this many lines on both sides are diffed whole by difflib. Its matching is
 #: quadratic where lines repeat (blank lines, braces), so larger inputs are cut down first.
 SMALL_DIFF_LINES = 1000
-#: Characters compared per step when looking for the common prefix/suffix of large texts.
-SCAN_CHUNK = 64 * 1024
 
 Opcode = tuple[str, int, int, int, int]
 
@@ -198,43 +197,6 @@ def _window(old: str, new: str, cancel: Callable[[], None]) -> tuple[list[str], 
     if after:
         codes.append(("equal", len(a) - len(after), len(a), len(b) - len(after), len(b)))
     return a, b, old.count("\n", 0, context_start), _merged(codes)
-
-
-def common_prefix_length(x: AnyStr, y: AnyStr) -> int:
-    """How many leading characters (or bytes) ``x`` and ``y`` share: equal chunks skipped at
-    memcmp speed, then the differing chunk bisected (bounded slices, no whole-text copies)."""
-    limit = min(len(x), len(y))
-    at = 0
-    while at < limit and x[at : at + SCAN_CHUNK] == y[at : at + SCAN_CHUNK]:
-        at += SCAN_CHUNK
-    # The first difference is inside x[at : at + SCAN_CHUNK]: halve the span by slice compares
-    # (memcmp speed) instead of stepping character by character.
-    low, high = at, min(at + SCAN_CHUNK, limit)
-    while low < high:
-        middle = (low + high + 1) // 2
-        if x[low:middle] == y[low:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return min(low, limit)
-
-
-def common_suffix_length(x: AnyStr, y: AnyStr, limit: int) -> int:
-    """How many trailing characters (or bytes) ``x`` and ``y`` share, at most ``limit``."""
-    count = 0
-    while count < limit:
-        take = min(SCAN_CHUNK, limit - count)
-        if x[len(x) - count - take : len(x) - count] != y[len(y) - count - take : len(y) - count]:
-            break
-        count += take
-    low, high = count, min(count + SCAN_CHUNK, limit)  # as above, from the end
-    while low < high:
-        middle = (low + high + 1) // 2
-        if x[len(x) - middle : len(x) - low] == y[len(y) - middle : len(y) - low]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
 
 
 def _region(a: list[str], b: list[str], a0: int, a1: int, b0: int, b1: int, cancel: Callable[[], None]) -> list[Opcode]:

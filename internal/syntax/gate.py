@@ -71,8 +71,11 @@ def judge(before: str | None, after: str, path: str, *, cache: SyntaxCache | Non
 
 
 #: A changed range spanning more lines than this is checked line group by line group when the
-#: line count is unchanged (the common shape of a spread patch or a multiedit).
+#: line count is unchanged (the common shape of a spread patch), unless it has more groups than
+#: MAX_SPREAD_GROUPS: each group's check walks from the root, so a thousand of them cost more than
+#: one walk over the whole range.
 SPREAD_CHECK_MIN_LINES = 200
+MAX_SPREAD_GROUPS = 100
 
 
 def _clean_in_changed_lines(parsed: Parsed, before: bytes, start: int, old_end: int, new_end: int) -> bool:
@@ -86,18 +89,20 @@ def _clean_in_changed_lines(parsed: Parsed, before: bytes, start: int, old_end: 
     new_lines = parsed.source[start:new_end].split(b"\n")
     if len(old_lines) != len(new_lines) or len(new_lines) < SPREAD_CHECK_MIN_LINES:
         return False
-    at, group_start, group_end = start, -1, -1
+    groups: list[tuple[int, int]] = []
+    at, open_group = start, False
     for old, new in zip(old_lines, new_lines, strict=True):
         if old != new:
-            if group_start < 0:
-                group_start = at
-            group_end = at + len(new)
-        elif group_start >= 0:
-            if parsed.errors(group_start, group_end, limit=1):
-                return False
-            group_start = -1
+            if not open_group:
+                if len(groups) == MAX_SPREAD_GROUPS:
+                    return False
+                groups.append((at, at))
+                open_group = True
+            groups[-1] = (groups[-1][0], at + len(new))
+        else:
+            open_group = False
         at += len(new) + 1
-    return group_start < 0 or not parsed.errors(group_start, group_end, limit=1)
+    return not any(parsed.errors(group_start, group_end, limit=1) for group_start, group_end in groups)
 
 
 def _signature(issue: SyntaxIssue, source: bytes) -> tuple[str, str]:

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..diff.diff import common_prefix_length, common_suffix_length
+from ..affix import common_prefix_length, common_suffix_length
 from .languages import language_for
 
 if TYPE_CHECKING:

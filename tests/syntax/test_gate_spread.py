@@ -42,3 +42,16 @@ def test_a_spread_change_that_leaves_an_error_node_is_refused() -> None:
     edits[600] = lines[600].replace("(x):", "(x:")  # an unclosed parenthesis
     verdict = judge(text, changed(lines, edits), "m.py", cache=SyntaxCache())
     assert verdict is not None and verdict.kind == "breaks"
+
+
+def test_a_change_in_more_places_than_the_spread_check_takes_is_judged_over_its_whole_range() -> None:
+    from agent_toolsmith.syntax.gate import MAX_SPREAD_GROUPS
+
+    lines = module()
+    text = "\n".join(lines)
+    edits = {i: lines[i] + "  # ok" for i in range(0, len(lines) - 1, 4)}  # every function's def
+    assert len(edits) > MAX_SPREAD_GROUPS
+    assert judge(text, changed(lines, edits), "m.py", cache=SyntaxCache()) is None
+    edits[403] = "            return 100"
+    verdict = judge(text, changed(lines, edits), "m.py", cache=SyntaxCache())
+    assert verdict is not None and verdict.kind == "breaks" and verdict.errors[0].line == 404
