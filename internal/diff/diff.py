@@ -213,6 +213,10 @@ def _region(a: list[str], b: list[str], a0: int, a1: int, b0: int, b1: int, canc
     if a1 - a0 <= SMALL_DIFF_LINES and b1 - b0 <= SMALL_DIFF_LINES:
         matcher = difflib.SequenceMatcher(a=a[a0:a1], b=b[b0:b1], autojunk=False)
         return [(tag, i1 + a0, i2 + a0, j1 + b0, j2 + b0) for tag, i1, i2, j1, j2 in matcher.get_opcodes()]
+    if a1 - a0 == b1 - b0:
+        paired = _paired(a, b, a0, a1, b0)
+        if paired is not None:
+            return paired
     anchors = _unique_anchors(a, b, a0, a1, b0, b1)
     if not anchors:
         return [("replace", a0, a1, b0, b1)]  # correct, if not minimal: nothing to align on
@@ -223,6 +227,33 @@ def _region(a: list[str], b: list[str], a0: int, a1: int, b0: int, b1: int, canc
         codes.append(("equal", ai, ai + 1, bj, bj + 1))
         i, j = ai + 1, bj + 1
     codes += _region(a, b, i, a1, j, b1, cancel)
+    return codes
+
+
+#: Equal-length ranges are diffed line for line when at most this share of lines differ (many
+#: scattered one-line changes, as a multiedit makes); more means lines moved, and the anchored
+#: diff says that better.
+MAX_PAIRED_SHARE = 0.25
+
+
+def _paired(a: list[str], b: list[str], a0: int, a1: int, b0: int) -> list[Opcode] | None:
+    """Opcodes pairing ``a[a0:a1]`` with the same number of lines of ``b`` from ``b0``, line for
+    line; None when too many lines differ for that to be the natural reading."""
+    differ = [i for i, (x, y) in enumerate(zip(a[a0:a1], b[b0 : b0 + a1 - a0], strict=True)) if x != y]
+    if len(differ) > MAX_PAIRED_SHARE * (a1 - a0):
+        return None
+    codes: list[Opcode] = []
+    at = 0
+    for i in differ:
+        if i > at:
+            codes.append(("equal", a0 + at, a0 + i, b0 + at, b0 + i))
+        if codes and codes[-1][0] == "replace" and codes[-1][2] == a0 + i:
+            codes[-1] = ("replace", codes[-1][1], a0 + i + 1, codes[-1][3], b0 + i + 1)
+        else:
+            codes.append(("replace", a0 + i, a0 + i + 1, b0 + i, b0 + i + 1))
+        at = i + 1
+    if at < a1 - a0:
+        codes.append(("equal", a0 + at, a1, b0 + at, b0 + a1 - a0))
     return codes
 
 
