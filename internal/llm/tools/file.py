@@ -29,8 +29,8 @@ from ...errors import IsDirectory, ToolCancelled
 from ...fsutil.commit import Change, Committed, commit, modifiable_error
 from ...fsutil.paths import open_regular_file, read_error
 from ...fsutil.textio import TextFile, decode_bytes
+from .context import ToolContext
 from .file_gate import gate_change
-from .tools import ToolContext
 
 __all__ = [
     "Loaded", "commit_changes", "diagnostics_text", "gate_change", "guard_notebooks", "link_note", "load_for_change",
@@ -249,11 +249,11 @@ def with_notes(text: str, notes: list[str], metadata: dict[str, Any]) -> str:
 
 def guard_notebooks(changes: Sequence[Change]) -> None:
     """Refuse text changes that would leave a notebook (.ipynb) that no longer parses or
-    validates; notebook_edit is the tool for notebooks (see documents/notebook.py)."""
+    validates; notebook_edit is the tool for notebooks (see documents/notebook_edit.py)."""
     for change in changes:
         if change.kind == "delete" or not is_notebook(change.path):
             continue
-        from ...documents.notebook import check_text_change
+        from ...documents.notebook_edit import check_text_change
 
         new = change.data if change.data is not None else change.expect
         was_notebook = change.kind == "write" or (change.source is not None and is_notebook(change.source))

@@ -15,9 +15,10 @@ from ...fsutil.textio import new_text_file
 from ...textmatch import EditError, EditOutcome, EditRequest, apply_edits
 from ...textmatch.rebase import commutes
 from ...textmatch.tiers import FIRST_LINE_TIER
+from .context import ToolContext
+from .contract import ToolResponse
 from .file import Loaded, commit_changes, diagnostics_text, guard_notebooks, load_for_edit, plan_ask_commit, with_notes
 from .file_gate import REINDENTED_NOTE, gate_change, gate_edit
-from .tools import ToolContext, ToolResponse
 
 #: Said when an edit was applied to content that changed since the read.
 REANCHORED_NOTE = (

@@ -12,7 +12,7 @@ from ...errors import ToolError
 from ...fsutil.textio import TextFile, normalize_eol
 from ...syntax import Verdict, inside_literal, judge, parse, would_be_lines
 from ...textmatch import EditOutcome, EditRequest, apply_edits
-from .tools import ToolContext
+from .context import ToolContext
 
 
 def syntax_verdict(ctx: ToolContext, path: Path, before: str | None, after: str) -> Verdict | None:

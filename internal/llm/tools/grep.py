@@ -15,8 +15,9 @@ from ...fsutil.anchored import names_inside, read_anchored
 from ...fsutil.paths import is_within, not_found_error
 from ...ripgrep import Match, SearchQuery, SearchResult, display, find_rg, newest_first, search
 from ...truncate import shorten_line
+from .context import ToolContext
+from .contract import Tool, ToolResponse
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 #: Entries (matching lines, files or counts) shown per call unless head_limit says otherwise.
 DEFAULT_HEAD_LIMIT = 100

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from ...fsutil.anchored import names_inside
 from ...fsutil.paths import require_directory
 from ...ripgrep import AUTO_IGNORED, FileQuery, display, find_rg, list_files
+from .context import ToolContext
+from .contract import Tool, ToolResponse
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 #: Entries (files and directories) shown at most.
 MAX_ENTRIES = 1000
