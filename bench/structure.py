@@ -25,6 +25,7 @@ import ast
 import asyncio
 import random
 import statistics
+import sys
 import sysconfig
 import tempfile
 import time
@@ -283,11 +284,13 @@ def gate_cost() -> bool:
     return gate < 0.005 and gate / on < 0.10
 
 
-def main() -> None:
+def main() -> int:
+    """0 when the fidelity bar and the gate's cost goal are met, else 1."""
     fidelity_ok = fidelity()
     cost_ok = gate_cost()
     print(f"\nfidelity bar: {'MET' if fidelity_ok else 'MISSED'}; gate cost goal: {'MET' if cost_ok else 'MISSED'}")
+    return 0 if fidelity_ok and cost_ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

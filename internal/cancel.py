@@ -59,6 +59,22 @@ class CancelToken:
             raise ToolCancelled("Tool call was aborted")
 
 
+class StopCheck:
+    """The check a worker thread calls between steps: raises :class:`ToolCancelled` once the
+    token fires or :meth:`stop` was called (the awaiting side gave up on the work)."""
+
+    def __init__(self, token: CancelToken) -> None:
+        self._token = token
+        self._stopped = threading.Event()
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    def __call__(self) -> None:
+        if self._stopped.is_set() or self._token.cancelled:
+            raise ToolCancelled("Tool call was aborted")
+
+
 async def race_cancel(awaitable: Awaitable[T], token: CancelToken) -> T:
     """Await ``awaitable`` unless ``token`` fires first, in which case raise :class:`ToolCancelled`.
 
@@ -96,13 +112,8 @@ async def in_thread(work: Callable[[Callable[[], None]], T], token: CancelToken)
     cancelled; ``work`` calls it between steps. The caller is answered at once on cancellation;
     the thread stops at its next check and its result is dropped.
     """
-    stop = threading.Event()
-
-    def check() -> None:
-        if stop.is_set() or token.cancelled:
-            raise ToolCancelled("Tool call was aborted")
-
+    check = StopCheck(token)
     try:
         return await race_cancel(asyncio.to_thread(work, check), token)
     finally:
-        stop.set()
+        check.stop()

@@ -19,9 +19,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import ToolError
+from .errors import ChangedSinceRead, NotRead
 
-MUST_READ = "You must read the file before editing it. Use the view tool first."
 #: Contents kept of files read whole (for re-anchoring an edit after an outside change): files
 #: up to this size, and this many files per session, the least recently read dropped first.
 MAX_SNAPSHOT_BYTES = 2 * 1024 * 1024
@@ -90,33 +89,49 @@ class FileTracker:
         self._records.pop(self._key(path), None)
         self._snapshots.pop(self._key(path), None)
 
-    def snapshot(self, path: Path) -> bytes | None:
-        """The bytes this session last read of ``path`` (whole), if kept."""
-        return self._snapshots.get(self._key(path))
-
     def last_read(self, path: Path) -> ReadRecord | None:
         return self._records.get(self._key(path))
 
-    def check_unchanged(self, path: Path, current: bytes | None = None) -> None:
+    def check_unchanged(self, path: Path, current: bytes | None = None, st: os.stat_result | None = None) -> None:
         """Raise unless ``path`` was read in this session and has not changed since.
 
-        ``current`` is the file's content now, when the caller has read it: then a recorded
-        digest decides. Without either, the stat signature does.
+        ``current`` is the file's content now and ``st`` the stat taken with it, when the caller
+        has read it (a snapshot): then a recorded digest decides. Without either, the stat
+        signature does.
         """
+        if self.base_for_change(path, current, st) is not None:
+            raise self.changed_error(path, st)
+
+    def base_for_change(
+        self, path: Path, current: bytes | None = None, st: os.stat_result | None = None
+    ) -> bytes | None:
+        """None when ``path`` is as this session last read it; the bytes as read when it changed
+        since and they are kept (the base an edit planned on, for re-anchoring). Raises
+        :class:`NotRead` for a file not read and :class:`ChangedSinceRead` for a changed one
+        whose read content is not kept."""
         record = self.last_read(path)
         if record is None:
-            raise ToolError(f"{MUST_READ} ({path})")
-        st = os.stat(path)
-        if record.digest is not None and current is not None:
+            raise NotRead(str(path))
+        snapshot = self._snapshots.get(self._key(path)) if current is not None else None
+        if snapshot is not None:
+            unchanged = snapshot == current  # the bytes as read are at hand: no digest needed
+        elif record.digest is not None and current is not None:
             unchanged = content_digest(current) == record.digest
         else:
-            unchanged = record.same_stat(st)
-        if not unchanged:
-            raise ToolError(
-                f"File {path} has been modified since it was last read "
-                f"(mod time {_iso(st.st_mtime_ns)}, last read {_iso(record.read_ns)}). "
-                "Read it again before editing."
-            )
+            unchanged = record.same_stat(st or os.stat(path))
+        if unchanged:
+            return None
+        if snapshot is not None:
+            return snapshot
+        raise self.changed_error(path, st)
+
+    def changed_error(self, path: Path, st: os.stat_result | None = None) -> ChangedSinceRead:
+        """The refusal of a change to ``path``, which changed since this session read it."""
+        record = self.last_read(path)
+        if record is None:
+            return ChangedSinceRead(str(path))
+        st = st or os.stat(path)
+        return ChangedSinceRead(str(path), f"mod time {_iso(st.st_mtime_ns)}, last read {_iso(record.read_ns)}")
 
     def to_json(self) -> dict[str, Any]:
         return {path: asdict(record) for path, record in self._records.items()}

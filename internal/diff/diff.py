@@ -6,6 +6,8 @@ import bisect
 import difflib
 from collections.abc import Callable
 
+from ..affix import common_prefix_length, common_suffix_length
+
 #: Lines of context around each change (the unified-diff convention).
 CONTEXT_LINES = 3
 NO_NEWLINE = "\\ No newline at end of file"
@@ -30,8 +32,6 @@ def _hunk_range(start: int, length: int) -> str:
 #: Files with at most this many lines on both sides are diffed whole by difflib. Its matching is
 #: quadratic where lines repeat (blank lines, braces), so larger inputs are cut down first.
 SMALL_DIFF_LINES = 1000
-#: Characters compared per step when looking for the common prefix/suffix of large texts.
-SCAN_CHUNK = 64 * 1024
 
 Opcode = tuple[str, int, int, int, int]
 
@@ -46,13 +46,20 @@ def generate_diff(old: str, new: str, path: str, cancel: Callable[[], None] | No
     """
     a, b, first_line, codes = _window(old, new, cancel or _never)
     out: list[str] = []
+    additions, removals = _render_hunks(a, b, first_line, first_line, codes, out)
+    return (f"--- a/{path}\n+++ b/{path}\n" + "".join(out)) if out else "", additions, removals
+
+
+def _render_hunks(
+    a: list[str], b: list[str], old_first: int, new_first: int, codes: list[Opcode], out: list[str]
+) -> tuple[int, int]:
+    """Append the hunks of ``codes`` (over ``a`` → ``b``, whose first lines are the files' lines
+    ``old_first`` and ``new_first``, 0-based) to ``out``; returns (additions, removals)."""
     additions = removals = 0
     for group in _hunks(codes, CONTEXT_LINES):
-        if not out:
-            out += [f"--- a/{path}\n", f"+++ b/{path}\n"]
         i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
-        old_range = _hunk_range(first_line + i1, i2 - i1)
-        new_range = _hunk_range(first_line + j1, j2 - j1)
+        old_range = _hunk_range(old_first + i1, i2 - i1)
+        new_range = _hunk_range(new_first + j1, j2 - j1)
         out.append(f"@@ -{old_range} +{new_range} @@\n")
         for tag, a1, a2, b1, b2 in group:
             if tag == "equal":
@@ -64,7 +71,85 @@ def generate_diff(old: str, new: str, path: str, cancel: Callable[[], None] | No
             if tag in ("replace", "insert"):
                 out += _prefixed("+", b[b1:b2])
                 additions += b2 - b1
-    return "".join(out), additions, removals
+    return additions, removals
+
+
+Span = tuple[int, int, str]
+
+
+def generate_span_diff(
+    old: str, spans: list[Span], path: str, cancel: Callable[[], None] | None = None
+) -> tuple[str, int, int]:
+    """``(unified_diff, additions, removals)`` for ``old`` with the non-overlapping replacements
+    ``spans`` (``(start, end, text)`` in ``old`` offsets) applied.
+
+    Only the lines around each span are split and diffed, so a few small changes in a large file
+    cost what they change, not the file: spans closer than two contexts are diffed together (their
+    hunks would merge), each group by :func:`_window` on just its lines.
+    """
+    check = cancel or _never
+    out: list[str] = []
+    additions = removals = 0
+    cursor = line = delta = 0  # old offset copied up to; its 0-based line; new lines minus old so far
+    for start, end, lines_old, lines_new in _span_groups(old, sorted(spans)):
+        check()
+        line += old.count("\n", cursor, start)
+        a_text = old[start:end]
+        b_text = "".join(_spliced(old, start, end, lines_new))
+        a, b, first, codes = _window(a_text, b_text, check)
+        added, removed = _render_hunks(a, b, line + first, line + first + delta, codes, out)
+        additions, removals = additions + added, removals + removed
+        delta += b_text.count("\n") - lines_old
+        line += lines_old
+        cursor = end
+    diff = (f"--- a/{path}\n+++ b/{path}\n" + "".join(out)) if out else ""
+    return diff, additions, removals
+
+
+def _span_groups(old: str, spans: list[Span]) -> list[tuple[int, int, int, list[Span]]]:
+    """Spans grouped with the whole lines (and context lines) around them: ``(start, end,
+    old line count, spans)``; spans whose context windows touch are one group."""
+    groups: list[tuple[int, int, int, list[Span]]] = []
+    for span in spans:
+        # One line more than the context on each side: a span that ends at a line start may still
+        # join its text with that line. Extra unchanged lines only come out as equal.
+        start = _lines_back(old, old.rfind("\n", 0, span[0]) + 1, CONTEXT_LINES + 1)
+        end = _lines_forward(old, span[1], CONTEXT_LINES + 2)
+        if groups and start <= groups[-1][1]:
+            g_start, _, _, members = groups.pop()
+            start = g_start
+            members.append(span)
+        else:
+            members = [span]
+        groups.append((start, end, 0, members))
+    return [(s, e, old.count("\n", s, e), m) for s, e, _, m in groups]
+
+
+def _lines_back(text: str, at: int, count: int) -> int:
+    for _ in range(count):
+        if at == 0:
+            break
+        at = text.rfind("\n", 0, at - 1) + 1
+    return at
+
+
+def _lines_forward(text: str, at: int, count: int) -> int:
+    """The offset after ``count`` more line ends from ``at``."""
+    for _ in range(count):
+        newline = text.find("\n", at)
+        if newline < 0:
+            return len(text)
+        at = newline + 1
+    return at
+
+
+def _spliced(old: str, start: int, end: int, spans: list[Span]) -> list[str]:
+    out, cursor = [], start
+    for s, e, text in spans:
+        out += [old[cursor:s], text]
+        cursor = e
+    out.append(old[cursor:end])
+    return out
 
 
 def _never() -> None:
@@ -86,8 +171,8 @@ def _window(old: str, new: str, cancel: Callable[[], None]) -> tuple[list[str], 
         return a, b, 0, codes
     # The changed region: from the start of the line holding the first difference (the same
     # offset in both texts) to just after the first newline inside the common suffix.
-    start = old.rfind("\n", 0, _common_prefix_chars(old, new)) + 1
-    suffix = _common_suffix_chars(old, new, min(len(old), len(new)) - start)
+    start = old.rfind("\n", 0, common_prefix_length(old, new)) + 1
+    suffix = common_suffix_length(old, new, min(len(old), len(new)) - start)
     newline = old.find("\n", len(old) - suffix)
     old_end = len(old) if newline < 0 else newline + 1
     new_end = len(new) - (len(old) - old_end)
@@ -114,30 +199,6 @@ def _window(old: str, new: str, cancel: Callable[[], None]) -> tuple[list[str], 
     return a, b, old.count("\n", 0, context_start), _merged(codes)
 
 
-def _common_prefix_chars(x: str, y: str) -> int:
-    limit = min(len(x), len(y))
-    at = 0
-    while at < limit and x[at : at + SCAN_CHUNK] == y[at : at + SCAN_CHUNK]:
-        at += SCAN_CHUNK
-    end = min(at + SCAN_CHUNK, limit)
-    while at < end and x[at] == y[at]:
-        at += 1
-    return min(at, limit)
-
-
-def _common_suffix_chars(x: str, y: str, limit: int) -> int:
-    """How many trailing characters ``x`` and ``y`` share, at most ``limit``."""
-    count = 0
-    while count < limit:
-        take = min(SCAN_CHUNK, limit - count)
-        if x[len(x) - count - take : len(x) - count] != y[len(y) - count - take : len(y) - count]:
-            break
-        count += take
-    while count < limit and x[len(x) - count - 1] == y[len(y) - count - 1]:
-        count += 1
-    return count
-
-
 def _region(a: list[str], b: list[str], a0: int, a1: int, b0: int, b1: int, cancel: Callable[[], None]) -> list[Opcode]:
     """Opcodes for ``a[a0:a1]`` vs ``b[b0:b1]`` (no common first or last line assumed)."""
     cancel()
@@ -147,9 +208,15 @@ def _region(a: list[str], b: list[str], a0: int, a1: int, b0: int, b1: int, canc
         return [("insert", a0, a0, b0, b1)]
     if b0 == b1:
         return [("delete", a0, a1, b0, b0)]
+    if a1 - a0 == 1 and b1 - b0 == 1:  # one line for one (as difflib would say, without its set-up)
+        return [("equal" if a[a0] == b[b0] else "replace", a0, a1, b0, b1)]
     if a1 - a0 <= SMALL_DIFF_LINES and b1 - b0 <= SMALL_DIFF_LINES:
         matcher = difflib.SequenceMatcher(a=a[a0:a1], b=b[b0:b1], autojunk=False)
         return [(tag, i1 + a0, i2 + a0, j1 + b0, j2 + b0) for tag, i1, i2, j1, j2 in matcher.get_opcodes()]
+    if a1 - a0 == b1 - b0:
+        paired = _paired(a, b, a0, a1, b0)
+        if paired is not None:
+            return paired
     anchors = _unique_anchors(a, b, a0, a1, b0, b1)
     if not anchors:
         return [("replace", a0, a1, b0, b1)]  # correct, if not minimal: nothing to align on
@@ -160,6 +227,33 @@ def _region(a: list[str], b: list[str], a0: int, a1: int, b0: int, b1: int, canc
         codes.append(("equal", ai, ai + 1, bj, bj + 1))
         i, j = ai + 1, bj + 1
     codes += _region(a, b, i, a1, j, b1, cancel)
+    return codes
+
+
+#: Equal-length ranges are diffed line for line when at most this share of lines differ (many
+#: scattered one-line changes, as a multiedit makes); more means lines moved, and the anchored
+#: diff says that better.
+MAX_PAIRED_SHARE = 0.25
+
+
+def _paired(a: list[str], b: list[str], a0: int, a1: int, b0: int) -> list[Opcode] | None:
+    """Opcodes pairing ``a[a0:a1]`` with the same number of lines of ``b`` from ``b0``, line for
+    line; None when too many lines differ for that to be the natural reading."""
+    differ = [i for i, (x, y) in enumerate(zip(a[a0:a1], b[b0 : b0 + a1 - a0], strict=True)) if x != y]
+    if len(differ) > MAX_PAIRED_SHARE * (a1 - a0):
+        return None
+    codes: list[Opcode] = []
+    at = 0
+    for i in differ:
+        if i > at:
+            codes.append(("equal", a0 + at, a0 + i, b0 + at, b0 + i))
+        if codes and codes[-1][0] == "replace" and codes[-1][2] == a0 + i:
+            codes[-1] = ("replace", codes[-1][1], a0 + i + 1, codes[-1][3], b0 + i + 1)
+        else:
+            codes.append(("replace", a0 + i, a0 + i + 1, b0 + i, b0 + i + 1))
+        at = i + 1
+    if at < a1 - a0:
+        codes.append(("equal", a0 + at, a1, b0 + at, b0 + a1 - a0))
     return codes
 
 
@@ -317,3 +411,35 @@ def diff_metadata(old: str, new: str, path: str, cancel: Callable[[], None] | No
     """The metadata every file-changing tool reports: trimmed diff and line counts."""
     diff, additions, removals = generate_diff(old, new, path, cancel)
     return {"diff": trim_diff(diff), "additions": additions, "removals": removals}
+
+
+def span_diff_metadata(
+    old: str, new: str, spans: list[Span] | None, path: str, cancel: Callable[[], None] | None = None
+) -> dict[str, object]:
+    """:func:`diff_metadata` for ``new`` made from ``old`` by ``spans`` (LF offsets in ``old``):
+    a large file's diff is built from the lines around the spans only. A small file, unknown
+    spans, or spans that do not make ``new`` get the whole-text diff."""
+    if spans is None or (old.count("\n") <= SMALL_DIFF_LINES and new.count("\n") <= SMALL_DIFF_LINES):
+        return diff_metadata(old, new, path, cancel)
+    if not _spans_make(old, new, spans):
+        return diff_metadata(old, new, path, cancel)
+    diff, additions, removals = generate_span_diff(old, spans, path, cancel)
+    return {"diff": trim_diff(diff), "additions": additions, "removals": removals}
+
+
+def _spans_make(old: str, new: str, spans: list[Span]) -> bool:
+    """Do ``spans`` turn ``old`` into ``new``? Checked without building a copy of either: the
+    lengths add up and each replacement text stands where it must, with the characters around
+    it as in ``old``."""
+    ordered = sorted(spans)
+    if len(old) + sum(len(text) - (end - start) for start, end, text in ordered) != len(new):
+        return False
+    shift = 0
+    for start, end, text in ordered:
+        at = start + shift
+        if new[at : at + len(text)] != text or new[at - 1 : at] != old[start - 1 : start]:
+            return False
+        if new[at + len(text) : at + len(text) + 1] != old[end : end + 1]:
+            return False
+        shift += len(text) - (end - start)
+    return True

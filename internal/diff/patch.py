@@ -25,8 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..errors import ToolError
-from ..textmatch import fold_punctuation
+from ..errors import NoMatch, ToolError
+from ..textmatch import Text, closest_region, fold_punctuation
 
 #: A chunk whose fuzz is above this is rejected.
 FUZZ_THRESHOLD = 3
@@ -42,7 +42,11 @@ _HEREDOC_OPEN = re.compile(r"^\s*(?:\S+\s+)?<<-?\s*['\"]?(\w+)['\"]?\s*$")
 
 
 class PatchError(ToolError):
-    pass
+    """A patch that cannot apply as written (a malformed patch, fuzz over the threshold)."""
+
+
+class HunkNotFound(PatchError, NoMatch):
+    """A chunk's context and removed lines match nowhere (code ``no_match``)."""
 
 
 @dataclass
@@ -301,7 +305,7 @@ def apply_chunks(text: str, chunks: list[Chunk], path: str) -> tuple[list[tuple[
         else:
             found = _find(indexed, old, cursor, chunk.end_of_file, chunk.anchor)
         if found is None:
-            raise PatchError(_context_error(path, number, chunk, text, cursor))
+            raise HunkNotFound(*_context_error(path, number, chunk, text, cursor))
         index, pass_name, extra = found
         fuzz = PASS_FUZZ[pass_name] + extra
         if fuzz > FUZZ_THRESHOLD:
@@ -360,9 +364,8 @@ def _render(chunk: Chunk) -> str:
     return "\n".join([head, *(kind + text for kind, text in chunk.lines)])
 
 
-def _context_error(path: str, number: int, chunk: Chunk, text: str, cursor: int) -> str:
-    from ..textmatch import Text, closest_region
-
+def _context_error(path: str, number: int, chunk: Chunk, text: str, cursor: int) -> tuple[str, str]:
+    """The message for a chunk not found, and the closest region it shows ("" when none)."""
     message = (
         f"{path}: {chunk.label} {number} (patch line {chunk.patch_line}): its context and removed lines were not "
         f"found in the file (searched from line {cursor + 1}).\n{_render(chunk)}"
@@ -370,4 +373,4 @@ def _context_error(path: str, number: int, chunk: Chunk, text: str, cursor: int)
     region = closest_region(Text(text), "\n".join(chunk.old_lines))
     if region:
         message += f"\n\nClosest region in the file (whitespace shown as · for spaces, → for tabs):\n{region}"
-    return message
+    return message, region

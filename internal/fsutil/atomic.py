@@ -6,34 +6,17 @@ files go through :mod:`.commit` instead (race-free directories, locks, journal).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 import tempfile
 from pathlib import Path
 
-#: Mode for new files, before the process umask.
-NEW_FILE_MODE = 0o666
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+from .fs import default_file_mode, fsync_dir
 
 
 def _target(path: Path) -> Path:
     """Write through symlinks: replacing the link itself would turn it into a regular file."""
     return Path(os.path.realpath(path)) if path.is_symlink() else path
-
-
-def _fsync_dir(directory: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def _stage(target: Path, data: bytes, mode: int | None = None) -> Path:
@@ -44,7 +27,7 @@ def _stage(target: Path, data: bytes, mode: int | None = None) -> Path:
         try:
             mode = stat.S_IMODE(target.stat().st_mode)
         except FileNotFoundError:
-            mode = NEW_FILE_MODE & ~_umask()
+            mode = default_file_mode()
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     tmp = Path(tmp_name)
     try:
@@ -69,4 +52,4 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _fsync_dir(target.parent)
+    fsync_dir(target.parent)

@@ -9,7 +9,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import ToolError
+from ..errors import IsDirectory, NotFound, NotRegular, Outside, Protected, ToolError
 
 #: How many similar names a "File not found" error suggests.
 MAX_SUGGESTIONS = 3
@@ -102,36 +102,29 @@ def check_writable(
     target = real_path(path) if follow else real_path(path.parent) / path.name
     roots = writable_roots(workspace, allowed_dirs)
     if confine and not within_any(target, roots):
-        raise ToolError(
-            f"Refusing to write {quote_input(str(path))}: it resolves to {target}, outside the workspace "
-            f"{roots[0]}. Only files inside the workspace can be changed.",
-            {"error": "outside_workspace"},
-        )
+        raise Outside(quote_input(str(path)), str(target), str(roots[0]))
     names = {p.strip("/").casefold() for p in protected_dirs if "/" not in p.strip("/")}
     for candidate in (path, target):
         for part in _parts_below_root(candidate, roots):
             # casefold: ".GIT" is ".git" on a case-insensitive file system (macOS, Windows shares).
             if part.casefold() in names:
-                raise ToolError(
-                    f"Refusing to write {quote_input(str(path))}: '{part}' directories are protected (they hold "
-                    "configuration that runs commands, such as git hooks and language-server settings).",
-                    {"error": "protected_path"},
+                raise Protected(
+                    quote_input(str(path)),
+                    f"'{part}' directories are protected (they hold configuration that runs commands, such as "
+                    "git hooks and language-server settings).",
                 )
     git_dir = _enclosing_git_dir(target, roots)
     if git_dir is not None:
-        raise ToolError(
-            f"Refusing to write {quote_input(str(path))}: {git_dir} is a git directory (it holds HEAD, objects and "
-            "refs, or a gitdir/commondir pointer names it); git metadata is protected like .git, because its "
-            "hooks and config run commands.",
-            {"error": "protected_path"},
+        raise Protected(
+            quote_input(str(path)),
+            f"{git_dir} is a git directory (it holds HEAD, objects and refs, or a gitdir/commondir pointer names "
+            "it); git metadata is protected like .git, because its hooks and config run commands.",
         )
     for protected in protected_dirs:
         if "/" in protected.strip("/"):
             pdir = real_path(from_workspace(workspace, protected))
             if is_within(target, pdir):
-                raise ToolError(f"Refusing to write {quote_input(str(path))}: {pdir} is a protected directory.",
-                    {"error": "protected_path"},
-                )
+                raise Protected(quote_input(str(path)), f"{pdir} is a protected directory.")
     return target
 
 
@@ -194,12 +187,8 @@ def similar_names(path: Path) -> list[str]:
     return [str(path.parent / n) for n in seen[:MAX_SUGGESTIONS]]
 
 
-def not_found_error(path: Path) -> ToolError:
-    message = f"File not found: {path}"
-    suggestions = similar_names(path)
-    if suggestions:
-        message += "\n\nDid you mean one of these?\n" + "\n".join(suggestions)
-    return ToolError(message)
+def not_found_error(path: Path) -> NotFound:
+    return NotFound(str(path), similar_names(path))
 
 
 def require_directory(path: Path, hint: str) -> Path:
@@ -229,8 +218,8 @@ def not_regular_error(path: Path, st: os.stat_result, purpose: str) -> ToolError
     if stat.S_ISREG(st.st_mode):
         return None
     kind = _NOT_REGULAR.get(stat.S_IFMT(st.st_mode), "not a regular file")
-    code = "is_directory" if stat.S_ISDIR(st.st_mode) else "not_regular_file"
-    return ToolError(f"{path} is {kind}; {purpose}", {"error": code})
+    error = IsDirectory if stat.S_ISDIR(st.st_mode) else NotRegular
+    return error(f"{path} is {kind}; {purpose}")
 
 
 def fd_real_path(fd: int) -> Path | None:

@@ -15,7 +15,6 @@ import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..errors import ToolError
 
@@ -290,10 +289,6 @@ def _guess_encoding(body: bytes, path: str) -> str:
             f"Cannot determine the text encoding of {path}. It may be binary; it was not changed."
         )
     return encoding
-
-
-def read_text_file(path: Path) -> TextFile:
-    return decode_bytes(path.read_bytes(), path=str(path))
 
 
 def new_text_file(text: str, like: TextFile | None = None) -> TextFile:

@@ -51,7 +51,10 @@ def judge(before: str | None, after: str, path: str, *, cache: SyntaxCache | Non
     if before is None:
         start, old_end, new_end = 0, 0, len(parsed_after.source)
     else:
-        start, old_end, new_end = changed_range(before.encode("utf-8", "surrogatepass"), parsed_after.source)
+        before_source = before.encode("utf-8", "surrogatepass")
+        start, old_end, new_end = changed_range(before_source, parsed_after.source)
+        if _clean_in_changed_lines(parsed_after, before_source, start, old_end, new_end):
+            return None
     after_errors = parsed_after.errors(start, new_end)
     if not after_errors:
         return None
@@ -66,6 +69,41 @@ def judge(before: str | None, after: str, path: str, *, cache: SyntaxCache | Non
     known = {_signature(e, parsed_before.source) for e in before_errors}
     new = [e for e in after_errors if _signature(e, parsed_after.source) not in known]
     return Verdict("warns", parsed_after.language, new, parsed_after) if new else None
+
+
+#: A changed range spanning more lines than this is checked line group by line group when the
+#: line count is unchanged (the common shape of a spread patch), unless it has more groups than
+#: MAX_SPREAD_GROUPS: each group's check walks from the root, so a thousand of them cost more than
+#: one walk over the whole range.
+SPREAD_CHECK_MIN_LINES = 200
+MAX_SPREAD_GROUPS = 100
+
+
+def _clean_in_changed_lines(parsed: Parsed, before: bytes, start: int, old_end: int, new_end: int) -> bool:
+    """True when a change spread over a long range leaves no error: no error node anywhere, and
+    no indentation issue in the blocks around each group of changed lines. Decided only when the
+    range keeps its line count (lines then pair up by position); False means "look the usual way",
+    which checks the blocks overlapping the whole range — on a 10k-line file, more than the parse."""
+    if parsed.has_tree_errors:
+        return False
+    old_lines = before[start:old_end].split(b"\n")
+    new_lines = parsed.source[start:new_end].split(b"\n")
+    if len(old_lines) != len(new_lines) or len(new_lines) < SPREAD_CHECK_MIN_LINES:
+        return False
+    groups: list[tuple[int, int]] = []
+    at, open_group = start, False
+    for old, new in zip(old_lines, new_lines, strict=True):
+        if old != new:
+            if not open_group:
+                if len(groups) == MAX_SPREAD_GROUPS:
+                    return False
+                groups.append((at, at))
+                open_group = True
+            groups[-1] = (groups[-1][0], at + len(new))
+        else:
+            open_group = False
+        at += len(new) + 1
+    return not any(parsed.errors(group_start, group_end, limit=1) for group_start, group_end in groups)
 
 
 def _signature(issue: SyntaxIssue, source: bytes) -> tuple[str, str]:

@@ -17,6 +17,15 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
 _BLOCKS = ("module", "block")
+#: The nodes a block can be found in (Python's compound statements and their clauses; the set
+#: of parents of every ``block`` in the grammar). Only these are descended into: the rest —
+#: assignments, calls, expressions — hold no block at any depth, and walking them was most of the
+#: check's cost on a 10k-statement module. An ERROR node is descended into, to be safe.
+_HOLDS_BLOCKS = frozenset({
+    "module", "block", "if_statement", "elif_clause", "else_clause", "for_statement", "while_statement",
+    "try_statement", "except_clause", "except_group_clause", "finally_clause", "with_statement",
+    "function_definition", "class_definition", "decorated_definition", "match_statement", "case_clause", "ERROR",
+})  # fmt: skip
 
 
 def python_layout_issues(root: Node, source: bytes, start: int, end: int, limit: int) -> list[SyntaxIssue]:
@@ -28,6 +37,8 @@ def python_layout_issues(root: Node, source: bytes, start: int, end: int, limit:
     stack = [root]
     while stack and len(found) < limit:
         node = stack.pop()
+        if node.type not in _HOLDS_BLOCKS:
+            continue
         children = _overlapping(node, start, end)
         if node.type in _BLOCKS:
             found.extend(_block_issues(node, children, source))

@@ -13,16 +13,18 @@ and applying edits to a file).
 """
 
 from .edits import EditOutcome, EditPlan, EditRequest, apply_edits, apply_plan, plan_edit
-from .errors import EditError, ambiguous, closest_region, not_found
+from .errors import AmbiguousEdit, EditError, NotFoundInFile, ambiguous, closest_region, not_found
 from .lines import MatchResult, Replacement, Text
 from .tiers import find, fold_punctuation, unescape
 
 __all__ = [
+    "AmbiguousEdit",
     "EditError",
     "EditOutcome",
     "EditPlan",
     "EditRequest",
     "MatchResult",
+    "NotFoundInFile",
     "Replacement",
     "Text",
     "ambiguous",

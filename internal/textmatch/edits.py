@@ -112,6 +112,9 @@ class EditOutcome:
     first_changed_line: int
     #: With ``reindent``: offsets in the final LF text where indentation was inserted.
     inserted_indents: list[int] = dataclasses.field(default_factory=list)
+    #: For a single edit: its replacements ``(start, end, text)`` in the original LF text (a
+    #: description's diff is built from them); None for several edits.
+    spans: list[tuple[int, int, str]] | None = None
 
 
 def reindent_continuations(new: str, indent: str) -> tuple[str, list[int]]:
@@ -155,28 +158,63 @@ def apply_edits(
     line its match starts on (the syntax gate's retry for a new_string written as if at column
     0); ``EditOutcome.inserted_indents`` then lists where, in the final LF text. With
     ``at_indent_only``, only matches preceded by nothing but indentation on their line are.
+
+    A file with one line ending throughout (nearly all) is edited in its LF text alone — one
+    decode, each edit a find and a splice, the line endings put back once at the end — so many
+    edits cost O(file + edits × (search + splice)), not a new decoded file per edit. A file with
+    mixed line endings is spliced edit by edit in its raw text, keeping each line's own ending.
     """
     tiers: list[str] = []
     inserted: list[int] = []
     replaced = 0
-    first_changed: int | None = None
+    first_at: int | None = None  # where the first change is, in the current text
+    uniform = _single_eol(file)
+    text = file.text
+    single: list[tuple[int, int, str]] | None = None
     for index, edit in enumerate(edits):
         old = normalize_eol(edit.old_string)
         new = normalize_eol(edit.new_string)
         try:
-            plan = plan_edit(file.text, old, new, replace_all=edit.replace_all, path=path, cancel=cancel)
+            plan = plan_edit(text, old, new, replace_all=edit.replace_all, path=path, cancel=cancel)
         except EditError as exc:
             exc.edit_index = index
             raise
-        line = file.text.count("\n", 0, plan.replacements[0].start) + 1
-        first_changed = line if first_changed is None else min(first_changed, line)
+        start = plan.replacements[0].start
+        # Later edits after the first change leave the text before it alone; an earlier one
+        # becomes the first change. So the minimum offset stays valid in the evolving text.
+        first_at = start if first_at is None else min(first_at, start)
         spans = [(r.start, r.end, r.text) for r in plan.replacements if r.text is not None]
         if reindent:
-            spans, inserted = _reindented(file.text, spans, inserted, at_indent_only)
-        file = dataclasses.replace(file, raw=file.splice(spans, cancel))
+            spans, inserted = _reindented(text, spans, inserted, at_indent_only)
+        if len(edits) == 1:
+            single = spans
+        if uniform:
+            text = _splice(text, spans)
+        else:
+            file = dataclasses.replace(file, raw=file.splice(spans, cancel))
+            text = file.text
         tiers.append(plan.tier)
         replaced += len(plan.replacements)
-    return EditOutcome(file, tiers, replaced, first_changed or 1, inserted)
+    if uniform:
+        file = dataclasses.replace(file, raw=file.with_eol(text))
+    first_changed = text.count("\n", 0, first_at) + 1 if first_at is not None else 1
+    return EditOutcome(file, tiers, replaced, first_changed, inserted, single)
+
+
+def _single_eol(file: TextFile) -> bool:
+    """Does every line break of ``file`` use its one line ending (so LF text maps back exactly)?"""
+    if "\r" not in file.raw:
+        return file.eol == "\n"
+    return file.with_eol(file.text) == file.raw
+
+
+def _splice(text: str, spans: list[tuple[int, int, str]]) -> str:
+    pieces, cursor = [], 0
+    for start, end, new in sorted(spans):
+        pieces += [text[cursor:start], new]
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
 
 
 def _reindented(

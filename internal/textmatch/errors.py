@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from ..errors import ToolError
+from ..errors import Ambiguous, NoMatch, ToolError
 from .lines import CANCEL_EVERY, MatchResult, Text, indent_of, split_old
 
 #: How many ambiguous match line numbers an error lists.
@@ -22,8 +22,19 @@ MAX_CLOSEST_CANDIDATES = 2000
 
 
 class EditError(ToolError):
+    """An edit refused as planned (identical strings, an unplaceable re-indentation, ...); the
+    not-found and ambiguous cases are the typed :class:`NotFoundInFile` and :class:`AmbiguousEdit`."""
+
     #: Which edit of a multi-edit failed (set by apply_edits).
     edit_index: int | None = None
+
+
+class NotFoundInFile(EditError, NoMatch):
+    """old_string matches nowhere (code ``no_match``); ``closest`` is the region shown."""
+
+
+class AmbiguousEdit(EditError, Ambiguous):
+    """old_string matches several places (code ``ambiguous_match``); ``lines`` lists them."""
 
 
 def _visible(line: str) -> str:
@@ -85,7 +96,7 @@ def _candidate_lines(f: Text, probe: str) -> list[int]:
     return sorted(found)
 
 
-def not_found(f: Text, old: str, new: str, path: str) -> EditError:
+def not_found(f: Text, old: str, new: str, path: str) -> NotFoundInFile:
     message = (
         f"old_string was not found in {path}. It must match the file's text exactly "
         "(whitespace differences in indentation and at line ends are tolerated)."
@@ -102,13 +113,14 @@ def not_found(f: Text, old: str, new: str, path: str) -> EditError:
     if at >= 0:
         line = f.line_number(at)
         message += f"\n\nNote: new_string already appears in the file (line {line}); the edit may already be applied."
-    return EditError(message)
+    return NotFoundInFile(message, region)
 
 
-def ambiguous(f: Text, result: MatchResult) -> EditError:
+def ambiguous(f: Text, result: MatchResult) -> AmbiguousEdit:
     lines = f.line_numbers([r.start for r in result.replacements])
     listed = ", ".join(map(str, lines[:MAX_LINES_LISTED])) + (", …" if len(lines) > MAX_LINES_LISTED else "")
-    return EditError(
+    return AmbiguousEdit(
         f"old_string appears {len(lines)} times in the file (lines {listed}). Provide more surrounding "
-        "context to make the match unique, or set replace_all to true."
+        "context to make the match unique, or set replace_all to true.",
+        lines,
     )

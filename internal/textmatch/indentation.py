@@ -20,14 +20,21 @@ no evidence to tell them apart (every line at one depth), when the file's conven
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .lines import LineKey, NoMatch, Replacement, Text, indent_of, split_old, to_replacements, window_matches
+from .lines import (
+    LineKey,
+    NoMatch,
+    Replacement,
+    Text,
+    indent_of,
+    indent_unit,
+    split_old,
+    to_replacements,
+    window_matches,
+)
 
-#: The file's indentation unit is inferred from at most this many of its first lines.
-UNIT_SAMPLE_LINES = 20_000
 #: Tab widths a model may have assumed when it turned tabs into spaces (or back).
 TAB_WIDTHS = (4, 8, 2)
 #: Space units a model may have used for one level.
@@ -35,39 +42,6 @@ SPACE_UNITS = ("    ", "  ", "        ", "   ")
 
 Shift = Callable[[str], str | None]
 Pairs = list[tuple[str, str]]  # (file line's indentation, old line's indentation)
-
-
-def indent_unit(lines: list[str]) -> str:
-    """The indentation step of ``lines``: a tab when most indented lines start with one, else
-    the most common increase of space indentation between consecutive non-blank lines (4 when
-    there is none). A most-common step is robust to continuation lines aligned at odd columns,
-    which would ruin a GCD."""
-    tabs = spaces = 0
-    steps: Counter[int] = Counter()
-    previous = 0
-    for line in lines:
-        if not line.strip():
-            continue
-        ind = indent_of(line)
-        if ind.startswith("\t"):
-            tabs += 1
-            continue
-        if ind:
-            spaces += 1
-        width = len(ind)
-        if width > previous:
-            steps[width - previous] += 1
-        previous = width
-    if tabs > spaces:
-        return "\t"
-    if not steps:
-        return "    "
-    best = max(steps.items(), key=lambda kv: (kv[1], -kv[0]))[0]
-    return " " * best
-
-
-def file_indent_unit(text: str) -> str:
-    return indent_unit(text.split("\n", UNIT_SAMPLE_LINES)[:UNIT_SAMPLE_LINES])
 
 
 def _reindent(text: str, shift: Shift) -> str | None:

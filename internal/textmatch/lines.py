@@ -9,6 +9,7 @@ the windows around its occurrences: the cost follows the candidates, not the fil
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -16,6 +17,8 @@ from dataclasses import dataclass
 MAX_ANCHOR_TOKENS = 16
 #: The cancel hook is called once per this many candidate windows.
 CANCEL_EVERY = 1024
+#: The file's indentation unit is inferred from at most this many of its first lines.
+UNIT_SAMPLE_LINES = 20_000
 
 
 @dataclass(frozen=True)
@@ -92,10 +95,8 @@ class Text:
 
     @property
     def indent_unit(self) -> str:
-        """The file's indentation step (see :func:`.indentation.indent_unit`), computed once."""
+        """The file's indentation step (see :func:`indent_unit`), computed once."""
         if self._unit is None:
-            from .indentation import file_indent_unit
-
             self._unit = file_indent_unit(self.text)
         return self._unit
 
@@ -180,3 +181,36 @@ def to_replacements(found: list[tuple[int, int, str | None]]) -> list[Replacemen
 
 def indent_of(line: str) -> str:
     return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def indent_unit(lines: list[str]) -> str:
+    """The indentation step of ``lines``: a tab when most indented lines start with one, else
+    the most common increase of space indentation between consecutive non-blank lines (4 when
+    there is none). A most-common step is robust to continuation lines aligned at odd columns,
+    which would ruin a GCD."""
+    tabs = spaces = 0
+    steps: Counter[int] = Counter()
+    previous = 0
+    for line in lines:
+        if not line.strip():
+            continue
+        ind = indent_of(line)
+        if ind.startswith("\t"):
+            tabs += 1
+            continue
+        if ind:
+            spaces += 1
+        width = len(ind)
+        if width > previous:
+            steps[width - previous] += 1
+        previous = width
+    if tabs > spaces:
+        return "\t"
+    if not steps:
+        return "    "
+    best = max(steps.items(), key=lambda kv: (kv[1], -kv[0]))[0]
+    return " " * best
+
+
+def file_indent_unit(text: str) -> str:
+    return indent_unit(text.split("\n", UNIT_SAMPLE_LINES)[:UNIT_SAMPLE_LINES])

@@ -7,10 +7,14 @@ The indentation tiers live in :mod:`.indentation`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from .indentation import indent_shift
 from .lines import CANCEL_EVERY, MatchResult, Replacement, Text, indent_of, split_old, to_replacements, window_matches
+
+#: The tier of a match whose first line started after its indentation (copied from the first
+#: visible character): the match then starts at the line's indentation.
+FIRST_LINE_TIER = "first_line_indentation"
 
 # --- tier 1: exact ----------------------------------------------------------------------------
 
@@ -129,24 +133,28 @@ def _trim_boundaries(old: str, new: str) -> tuple[str, str] | None:
     return (old2, new2) if old2 and old2 != old else None
 
 
-def _tiers(old: str, new: str) -> list[tuple[str, str, str, Tier]]:
-    """(name, old, new, matcher) in the order they are tried."""
-    plan = [(name, old, new, tier) for name, tier in BASE_TIERS]
+def _tiers(old: str, new: str) -> Iterator[tuple[str, str, str, Tier]]:
+    """(name, old, new, matcher) in the order they are tried; each variant of old/new is made
+    only when the tiers before it found nothing (most edits stop at the first, exact)."""
+    for name, tier in BASE_TIERS:
+        yield name, old, new, tier
     if "\\" in old:
         o, n = unescape(old), unescape(new)
         if o != old:
-            plan += [("escapes", o, n, exact), ("escapes", o, n, trailing_whitespace)]
-    plan.append(("punctuation", old, new, punctuation))
+            yield "escapes", o, n, exact
+            yield "escapes", o, n, trailing_whitespace
+    yield "punctuation", old, new, punctuation
     trimmed = _trim_boundaries(old, new)
     if trimmed:
         o, n = trimmed
-        plan += [("trimmed", o, n, exact), ("trimmed", o, n, trailing_whitespace), ("trimmed", o, n, indent_shift)]
+        yield "trimmed", o, n, exact
+        yield "trimmed", o, n, trailing_whitespace
+        yield "trimmed", o, n, indent_shift
     first_line = old.lstrip("\n").split("\n", 1)[0]
     if "\n" in old.strip("\n") and first_line and not indent_of(first_line):
         # old_string copied from the middle of its first line: that line's depth is unknown,
         # the rest must still agree among themselves.
-        plan.append(("first_line_indent", old, new, lambda f, o, n: indent_shift(f, o, n, loose_first=True)))
-    return plan
+        yield FIRST_LINE_TIER, old, new, lambda f, o, n: indent_shift(f, o, n, loose_first=True)
 
 
 def find(content: str | Text, old: str, new: str) -> MatchResult | None:
@@ -181,4 +189,4 @@ def _first_line_slip(f: Text, found: list[Replacement], old: str, new: str) -> M
             slipped = True
         else:
             adjusted.append(r)
-    return MatchResult("first_line_indentation" if slipped else "exact", adjusted)
+    return MatchResult(FIRST_LINE_TIER if slipped else "exact", adjusted)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from agent_toolsmith.errors import ToolError
 from agent_toolsmith.fsutil.commit import Change, Committed, commit, recover
+from agent_toolsmith.fsutil.fs import FileSystem
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -67,28 +68,26 @@ def test_content_changed_since_computed_writes_nothing(dirs: tuple[Path, Path]) 
         run(ws, journal, [Change("write", ws / "a.txt", b"new")])  # expected absent, exists
 
 
-def test_failure_in_the_last_step_rolls_everything_back(
-    dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
-) -> None:
+class NoSpaceForNewTxt(FileSystem):
+    """The file system fills up when the last step links new.txt into place."""
+
+    def link(self, src: str, dst: str, *, src_dir_fd: int, dst_dir_fd: int) -> None:
+        if dst == "new.txt":
+            raise OSError(28, "No space left on device")
+        super().link(src, dst, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
+
+
+def test_failure_in_the_last_step_rolls_everything_back(dirs: tuple[Path, Path]) -> None:
     ws, journal = dirs
     (ws / "a.txt").write_bytes(b"A")
     (ws / "b.txt").write_bytes(b"B")
     before = tree(ws)
-    real_link = os.link
-
-    def link(src: str, dst: str, **kwargs: object) -> None:
-        if dst == "new.txt":
-            raise OSError(28, "No space left on device")
-        real_link(src, dst, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(os, "link", link)
     with pytest.raises(ToolError, match=r"no space left on the device\. Nothing was changed\."):
-        run(ws, journal, [
+        commit([
             Change("write", ws / "a.txt", b"A2", b"A"),
             Change("delete", ws / "b.txt", expect=b"B"),
             Change("write", ws / "new.txt", b"N"),
-        ])  # fmt: skip
-    monkeypatch.undo()
+        ], roots=[ws], journal_dir=journal, workspace=ws, fs=NoSpaceForNewTxt())  # fmt: skip
     assert tree(ws) == before and os.listdir(journal) == []
 
 
@@ -145,20 +144,24 @@ CHILD = textwrap.dedent(
     import os, signal, sys
     from pathlib import Path
     from agent_toolsmith.fsutil.commit import Change, commit
+    from agent_toolsmith.fsutil.fs import FileSystem
     ws, journal, kill_at = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
     calls = 0
 
+    class KilledAtStep(FileSystem):
+        pass
+
     def wrap(name):
-        real = getattr(os, name)
-        def hooked(*args, **kwargs):
+        real = getattr(FileSystem, name)
+        def hooked(self, *args, **kwargs):
             global calls
             calls += 1
             if calls == kill_at:
                 os.kill(os.getpid(), signal.SIGKILL)
-            return real(*args, **kwargs)
-        setattr(os, name, hooked)
+            return real(self, *args, **kwargs)
+        setattr(KilledAtStep, name, hooked)
 
-    for name in ("link", "rename", "unlink", "ftruncate", "pwrite", "fsync", "write"):
+    for name in ("link", "rename", "unlink", "ftruncate", "pwrite", "fsync", "write", "exchange"):
         wrap(name)
     commit([
         Change("write", ws / "a.txt", b"A2" * 1000, b"A"),
@@ -166,14 +169,15 @@ CHILD = textwrap.dedent(
         Change("delete", ws / "b.txt", expect=b"B"),
         Change("write", ws / "sub" / "new.txt", b"N"),
         Change("move", ws / "m2.txt", b"M2", b"M", source=ws / "m.txt"),
-    ], roots=[ws], journal_dir=journal, workspace=ws)
+    ], roots=[ws], journal_dir=journal, workspace=ws, fs=KilledAtStep())
     print("committed", calls, flush=True)
     """
 )
 
 
 def _commit_killed_at(ws: Path, journal: Path, kill_at: int) -> subprocess.CompletedProcess[str]:
-    """Run CHILD's commit in a process that SIGKILLs itself at its ``kill_at``-th file operation."""
+    """Run CHILD's commit in a process that SIGKILLs itself at its ``kill_at``-th file operation
+    (counted by the file system it hands the commit)."""
     return subprocess.run(
         [sys.executable, "-c", CHILD, str(ws), str(journal), str(kill_at)],
         cwd=ROOT, capture_output=True, text=True, timeout=60,

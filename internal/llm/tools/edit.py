@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ...textmatch import EditRequest
 from .context import ToolContext
 from .contract import Tool, ToolResponse
-from .file import create_file, edit_file
+from .file_edit import create_file, edit_file
 from .params import param
 
 DESCRIPTION = """Edits a file by replacing `old_string` with `new_string`.

@@ -1,73 +1,92 @@
-"""The change flow shared by the file tools: load a file for a change, commit changes, edit.
+"""The change flow shared by the file tools: read a snapshot, plan, ask, commit that snapshot.
 
-Reading for a change checks policy (confinement, protected directories, read-only files) and
-the session's read record; the change is computed off the event loop; after the permission ask,
-:func:`commit_changes` writes through :mod:`...fsutil.commit`, which re-checks under a
-cross-process lock that every file still holds what the change was computed from.
+A file about to change is read once (:func:`read_for_change`: policy — a regular, writable file
+— and the session's read record checked on the bytes and stat just read); the change is planned
+on that snapshot off the event loop; after the permission ask the change is committed through
+:mod:`...fsutil.commit`, whose final check before the swap compares the file with the snapshot
+(:attr:`Change.seen`, :attr:`Change.expect`). :func:`plan_ask_commit` runs the whole flow in
+one worker thread (the permission is asked on the event loop while the worker waits);
+:func:`commit_changes` commits changes planned elsewhere.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextvars
+import functools
 import logging
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from ...cancel import in_thread
-from ...diff import diff_metadata
+from ...cancel import StopCheck
 from ...documents import is_notebook
-from ...errors import ToolCancelled, ToolError
-from ...file_tracker import content_digest
+from ...errors import IsDirectory, ToolCancelled
 from ...fsutil.commit import Change, Committed, commit, modifiable_error
 from ...fsutil.paths import open_regular_file, read_error
-from ...fsutil.textio import TextFile, decode_bytes, new_text_file, normalize_eol
-from ...syntax import Verdict, inside_literal, judge, parse, would_be_lines
-from ...textmatch import EditError, EditOutcome, EditRequest, apply_edits
-from ...textmatch.rebase import commutes
+from ...fsutil.textio import TextFile, decode_bytes
 from .context import ToolContext
-from .contract import ToolResponse
+from .file_gate import gate_change
+
+__all__ = [
+    "Loaded", "commit_changes", "diagnostics_text", "gate_change", "guard_notebooks", "link_note", "load_for_change",
+    "load_for_edit", "plan_ask_commit", "read_for_change", "with_notes",
+]  # fmt: skip
 
 log = logging.getLogger("toolsmith")
+Check = Callable[[], None]
 
 
 @dataclass(frozen=True)
 class Loaded:
-    """A file read for a change: its bytes (what the change expects to replace) and text."""
+    """A file read for a change — the snapshot the change is planned on and committed against:
+    its bytes (what the change expects to replace), the stat taken with them, and its text."""
 
     path: Path
     data: bytes
     text: TextFile
+    st: os.stat_result
+
+    def change(self, data: bytes, target: Path | None = None) -> Change:
+        """Write ``data`` over this snapshot (at ``target``, the resolved path, if it differs)."""
+        return Change("write", target or self.path, data, self.data, seen=self.st)
 
 
 def read_for_change(
     ctx: ToolContext, path: Path, *, writable: bool = True, unchanged: bool = True
 ) -> tuple[bytes, os.stat_result]:
-    """The bytes of an existing file about to change (or be deleted, or moved): a regular file
-    this session read and (``unchanged``) that has not changed since — and, when its content is
-    to change (``writable``), one that may be written."""
+    """The bytes of an existing file about to change (or be deleted, or moved), and the stat taken
+    with them: a regular file this session read and (``unchanged``) that has not changed since —
+    and, when its content is to change (``writable``), one that may be written."""
     if path.is_dir():
-        raise ToolError(f"Path is a directory, not a file: {path}", {"error": "is_directory"})
+        raise IsDirectory(f"Path is a directory, not a file: {path}")
     # Non-blocking, checked before any read: a FIFO or a device is refused at once (never a hang).
     fd, st = open_regular_file(path, "only regular files can be changed; nothing was written.")
     try:
         error = modifiable_error(path, st)
         if error is not None and writable:
             raise error
-        data = _read_all(fd, path)
+        data = _read_all(fd, path, st.st_size)
     finally:
         os.close(fd)
     if unchanged:
-        ctx.files.check_unchanged(path, data)
+        ctx.files.check_unchanged(path, data, st)
     return data, st
 
 
-def _read_all(fd: int, path: Path) -> bytes:
-    chunks = []
+def _read_all(fd: int, path: Path, size: int) -> bytes:
+    """The whole file: one read of its stat size (no second copy from joining chunks), then
+    whatever it grew by since."""
     try:
+        first = os.read(fd, size + 1)
+        rest = os.read(fd, 1 << 20) if first else b""
+        if not rest:
+            return first
+        chunks = [first, rest]
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
     except OSError as exc:
@@ -76,45 +95,20 @@ def _read_all(fd: int, path: Path) -> bytes:
 
 
 def load_for_change(ctx: ToolContext, path: Path) -> Loaded:
-    data, _ = read_for_change(ctx, path)
-    return Loaded(path, data, decode_bytes(data, path=str(path)))
+    data, st = read_for_change(ctx, path)
+    return Loaded(path, data, decode_bytes(data, path=str(path)), st)
 
 
 def load_for_edit(ctx: ToolContext, path: Path, *, writable: bool = True) -> tuple[Loaded, Loaded | None]:
     """The file now, and — when it changed since this session read it whole — the content as
     read (the base the model planned on), so the edit can be re-anchored. Otherwise as
     :func:`load_for_change` (a file not read, or read only in part and changed, is refused)."""
-    data, _ = read_for_change(ctx, path, writable=writable, unchanged=False)
-    current = Loaded(path, data, decode_bytes(data, path=str(path)))
-    record = ctx.files.last_read(path)
-    snapshot = ctx.files.snapshot(path)
-    if record is None or snapshot is None or snapshot == data or record.digest != content_digest(snapshot):
-        ctx.files.check_unchanged(path, data)
+    data, st = read_for_change(ctx, path, writable=writable, unchanged=False)
+    current = Loaded(path, data, decode_bytes(data, path=str(path)), st)
+    base = ctx.files.base_for_change(path, data, st)
+    if base is None:
         return current, None
-    return current, Loaded(path, snapshot, decode_bytes(snapshot, path=str(path)))
-
-
-#: Said when an edit was applied to content that changed since the read.
-REANCHORED_NOTE = (
-    " Note: the file had changed since you read it (another program or session); the text you replaced was "
-    "unchanged and matched one place, so the edit was applied to the current content. View the file to see "
-    "the other changes."
-)
-
-
-def check_reanchor(
-    ctx: ToolContext, current: Loaded, base: Loaded, edits: list[EditRequest], outcome: EditOutcome,
-    check: Callable[[], None],
-) -> None:  # fmt: skip
-    """Refuse (as a change since the read) unless the edit planned on ``base`` lands the same
-    way on the current content, in lines the outside change left alone."""
-    try:
-        planned = apply_edits(base.text, edits, path=str(current.path), cancel=check)
-    except EditError:
-        planned = None
-    if planned is None or not commutes(base.text.text, planned.file.text, current.text.text, outcome.file.text):
-        ctx.files.check_unchanged(current.path, current.data)
-        raise ToolError(f"File {current.path} has been modified since it was last read. Read it again before editing.")
+    return current, Loaded(path, base, decode_bytes(base, path=str(path)), st)
 
 
 async def commit_changes(
@@ -126,29 +120,105 @@ async def commit_changes(
     Cancellation is honoured while waiting for another writer's lock; once writing started the
     commit completes (a cancelled call never leaves a half-applied change or a false report).
     """
-    stop = threading.Event()
-
-    def check() -> None:
-        if stop.is_set() or ctx.cancel.cancelled:
-            raise ToolCancelled("Tool call was aborted")
-
-    roots, journal_dir = ctx.writable_roots(), ctx.state.directory("journal")
-
-    def commit_and_record() -> Committed:
-        stats = commit(changes, roots=roots, journal_dir=journal_dir, workspace=ctx.workspace, check=check)
-        if ctx.on_commit is not None:
-            try:
-                ctx.on_commit(changes)
-            except Exception:  # the change is made: a failed record costs only its rewind
-                log.exception("recording a commit for checkpoints failed")
-        return stats
-
-    work = asyncio.ensure_future(asyncio.to_thread(commit_and_record))
+    check = StopCheck(ctx.cancel)
+    work = asyncio.ensure_future(asyncio.to_thread(_commit_and_record, ctx, changes, check))
     try:
         stats = await asyncio.shield(work)
     except asyncio.CancelledError:
-        stop.set()
+        check.stop()
         raise
+    return _after_commit(ctx, changes, stats, forget)
+    return [link_note(path, count) for path, count in stats.broken_links.items()]
+
+
+Planned = TypeVar("Planned")
+
+
+async def plan_ask_commit(
+    ctx: ToolContext,
+    plan: Callable[[Check], Planned],
+    ask: Callable[[Planned], Awaitable[None]],
+    changes_of: Callable[[Planned], Sequence[Change]],
+    *,
+    forget: Callable[[Planned], Sequence[Path]] = lambda _planned: (),
+) -> tuple[Planned, list[str]]:
+    """The whole change flow with one thread hop: ``plan(check)`` runs in a worker thread, which
+    then waits while ``ask(planned)`` (the permission) runs on the event loop, and commits
+    ``changes_of(planned)`` itself. Returns the plan and the commit's notes.
+
+    Cancellation (the token, or the awaiting task) before the commit starts answers at once: the
+    worker stops at its next check, and a pending permission ask is cancelled. Once the commit
+    started, a fired token no longer stops it (the caller hears the result, as with
+    :func:`commit_changes`); a cancelled task leaves it to finish or stop at the lock.
+    """
+    loop = asyncio.get_running_loop()
+    check = StopCheck(ctx.cancel)
+    committing = threading.Event()
+    handover = threading.Lock()  # stopping and starting the commit are decided one after the other
+    asking: list[concurrent.futures.Future[None]] = []
+
+    def work() -> tuple[Planned, Committed]:
+        planned = plan(check)
+        with handover:  # a cancellation after this point finds the ask to cancel
+            check()
+            future = asyncio.run_coroutine_threadsafe(_awaited(ask(planned)), loop)
+            asking.append(future)
+        try:
+            future.result()
+        except concurrent.futures.CancelledError:
+            raise ToolCancelled("Tool call was aborted") from None
+        with handover:
+            check()
+            committing.set()
+        changes = changes_of(planned)
+        return planned, _commit_and_record(ctx, changes, check)
+
+    def abandon() -> bool:
+        """Stop the worker unless it is committing; True when it was stopped."""
+        with handover:
+            check.stop()
+            started = committing.is_set()
+        for future in asking:
+            future.cancel()
+        return not started
+
+    context = contextvars.copy_context()
+    work_future = loop.run_in_executor(None, functools.partial(context.run, work))
+    # An abandoned worker's ToolCancelled is expected: retrieved here, so it is not logged.
+    work_future.add_done_callback(lambda future: future.cancelled() or future.exception())
+    cancelled = asyncio.ensure_future(ctx.cancel.wait())
+    waiting: set[asyncio.Future[Any]] = {work_future, cancelled}
+    try:
+        done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        abandon()
+        raise
+    finally:
+        cancelled.cancel()
+    if work_future not in done and abandon():
+        raise ToolCancelled("Tool call was aborted")
+    planned, stats = await asyncio.shield(work_future)
+    return planned, _after_commit(ctx, changes_of(planned), stats, forget(planned))
+
+
+async def _awaited(awaitable: Awaitable[None]) -> None:
+    await awaitable
+
+
+def _commit_and_record(ctx: ToolContext, changes: Sequence[Change], check: Check) -> Committed:
+    """The commit (in a worker thread), and the checkpoint record of what it changed."""
+    roots, journal_dir = ctx.writable_roots(), ctx.state.directory("journal")
+    stats = commit(changes, roots=roots, journal_dir=journal_dir, workspace=ctx.workspace, check=check)
+    if ctx.on_commit is not None:
+        try:
+            ctx.on_commit(changes)
+        except Exception:  # the change is made: a failed record costs only its rewind
+            log.exception("recording a commit for checkpoints failed")
+    return stats
+
+
+def _after_commit(ctx: ToolContext, changes: Sequence[Change], stats: Committed, forget: Sequence[Path]) -> list[str]:
+    """Record the new contents as read (our own writes) and say which hard links broke."""
     for path in forget:
         ctx.files.forget(path)
     for change in changes:
@@ -191,231 +261,9 @@ def guard_notebooks(changes: Sequence[Change]) -> None:
             check_text_change(change.path, change.expect if was_notebook else None, new)
 
 
-# --- the change flow shared by edit and multiedit --------------------------------------------
-
-
-#: Diff lines shown in the result of a non-exact edit (all of them are in metadata["diff"]).
-MAX_NOTE_DIFF_LINES = 40
-
-
-def verify_note(tiers: list[str], diff: str) -> str:
-    """For edits not matched exactly: what was tolerated, and the changed lines to check."""
-    loose = sorted({t for t in tiers if t != "exact"})
-    if not loose:
-        return ""
-    if loose == ["first_line_indentation"]:
-        what = (
-            "old_string started after its line's indentation and new_string repeats it, so the whole line "
-            "was replaced (the indentation is not doubled)"
-        )
-    elif any(t.startswith("line_number_gutter") for t in loose):
-        what = (
-            "old_string carried view's line-number gutter (the 'NNNNNN|' prefix); it was stripped from "
-            "old_string and new_string, and the numbers confirmed the lines. Next time copy the text "
-            "without the gutter"
-        )
-        rest = sorted({p for t in loose for p in t.split("+")} - {"line_number_gutter"})
-        if rest:
-            what += f" (also tolerated: {', '.join(rest)})"
-    else:
-        what = f"old_string did not match exactly; it was matched tolerating {', '.join(loose)} differences"
-    body = [line for line in diff.split("\n") if line and not line.startswith(("--- ", "+++ "))]
-    shown = body[:MAX_NOTE_DIFF_LINES]
-    if len(body) > len(shown):
-        shown.append(f"... ({len(body) - len(shown)} more diff lines in the metadata)")
-    return f"\nNote: {what}. Check that the change is what you intended:\n" + "\n".join(shown)
-
-
-# --- the syntax gate (see internal/syntax/gate.py and docs/structure.md) ----------------------
-
-
-def syntax_verdict(ctx: ToolContext, path: Path, before: str | None, after: str) -> Verdict | None:
-    """The gate's verdict on changing ``path`` from ``before`` (None: a new file) to ``after``;
-    None when the gate is off or has nothing to say."""
-    if ctx.config.syntax_gate == "off":
-        return None
-    return judge(before, after, str(path), cache=ctx.syntax_trees)
-
-
-def gate_refuses(ctx: ToolContext, verdict: Verdict | None) -> bool:
-    return verdict is not None and verdict.kind == "breaks" and ctx.config.syntax_gate == "refuse"
-
-
-def syntax_refusal(verdict: Verdict, display: str, after: str, tool: str) -> ToolError:
-    """The refusal of a change that leaves a clean file unparseable: where, the lines as they
-    would be, and how to proceed."""
-    first = verdict.errors[0] if verdict.errors else None
-    together = "one patch" if tool == "patch" else "one multiedit call (judged on its final result)"
-    text = (
-        f"Syntax check ({verdict.language}): this {tool} would leave {display} unparseable at line "
-        f"{verdict.where()} ({verdict.summary()}). The file parsed cleanly before, so nothing was written."
-    )
-    if first is not None:
-        text += f"\nThe lines as they would be:\n{would_be_lines(after, first.line)}"
-    text += (
-        "\nTo proceed: fix the new text so the result parses (match the indentation of the surrounding "
-        f"lines; view shows them). If this change is only valid together with other changes, make them all in "
-        f"{together}."
-    )
-    metadata: dict[str, Any] = {"error": "syntax_error", "language": verdict.language}
-    if first is not None:
-        metadata.update(line=first.line, column=first.column)
-    return ToolError(text, metadata)
-
-
-def syntax_warning(verdict: Verdict | None, *, new_file: bool = False) -> str:
-    """The note for a change the gate lets through with errors."""
-    if verdict is None:
-        return ""
-    if verdict.kind == "breaks":
-        why = "the file parsed cleanly before; the syntax gate is set to warn"
-    elif new_file:
-        why = "a new file"
-    else:
-        why = "the file already had syntax errors; these are new"
-    return f"\nWarning: syntax errors ({verdict.language}, {why}): {verdict.summary()}."
-
-
-def gate_change(ctx: ToolContext, path: Path, before: str | None, after: str, tool: str) -> str:
-    """Run the gate on one file: raise the refusal, or return the warning (or "")."""
-    verdict = syntax_verdict(ctx, path, before, after)
-    if gate_refuses(ctx, verdict):
-        assert verdict is not None
-        raise syntax_refusal(verdict, ctx.display(path), after, tool)
-    return syntax_warning(verdict, new_file=before is None)
-
-
-async def create_file(ctx: ToolContext, tool: str, file_path: str, content: str) -> ToolResponse:
-    """The empty-old_string case shared by edit and multiedit."""
-    path = ctx.resolve(file_path)
-    target = ctx.check_writable(path)
-    async with ctx.locks.hold([target]):
-        if os.path.lexists(path):
-            raise ToolError(
-                f"File already exists: {path}. To change it, read it with view and give a non-empty old_string."
-            )
-        new = new_text_file(content)
-        change = Change("write", target, new.encode())
-        guard_notebooks([change])
-        warning = gate_change(ctx, path, None, new.text, tool)
-        metadata = diff_metadata("", new.text, ctx.display(path))
-        await ctx.require_permission(tool, "write", str(path), f"create {ctx.display(path)}", metadata)
-        await commit_changes(ctx, [change])
-    metadata.update(file_path=str(path), created=True, match="create", first_changed_line=1)
-    text = f"<result>\nFile created: {path}{warning}\n</result>"
-    return _response(text + await _diagnostics(ctx, path), metadata)
-
-
 async def diagnostics_text(ctx: ToolContext, path: Path) -> str:
     """The language servers' errors after a change to ``path``, as a block to append (or "")."""
-    return await _diagnostics(ctx, path)
-
-
-async def _diagnostics(ctx: ToolContext, path: Path) -> str:
     found = await ctx.diagnostics_after_change([path])
     return "\n\n" + found if found else ""
 
 
-async def edit_file(ctx: ToolContext, tool: str, file_path: str, edits: list[EditRequest]) -> ToolResponse:
-    """Apply ``edits`` to an existing file as one atomic change (edit is the one-edit case)."""
-    path = ctx.resolve(file_path)
-    target = ctx.check_writable(path)
-    display = ctx.display(path)
-
-    def prepare(check: Callable[[], None]) -> tuple[Change, EditOutcome, str, dict[str, Any]]:
-        old, base = load_for_edit(ctx, target)
-        try:
-            outcome = apply_edits(old.text, edits, path=str(path), cancel=check)
-        except EditError:
-            if base is not None:  # the text is not in the file any more: the change since the read is why
-                ctx.files.check_unchanged(target, old.data)
-            raise
-        changed = ""
-        if base is not None:
-            check_reanchor(ctx, old, base, edits, outcome, check)
-            changed = REANCHORED_NOTE
-        outcome, note = _gate_edit(ctx, path, tool, old, edits, outcome, check)
-        change = Change("write", target, outcome.file.encode(), old.data)
-        guard_notebooks([change])
-        metadata = diff_metadata(old.text.text, outcome.file.text, display, cancel=check)
-        if base is not None:
-            metadata["reanchored"] = True
-        if note == REINDENTED_NOTE:
-            metadata["reindented"] = True
-        return change, outcome, changed + note, metadata
-
-    async with ctx.locks.hold([target]):
-        change, outcome, note, metadata = await in_thread(prepare, ctx.cancel)
-        await ctx.require_permission(tool, "write", str(path), f"edit {display}", {"diff": metadata["diff"]})
-        notes = await commit_changes(ctx, [change])
-    metadata.update(
-        file_path=str(path),
-        match=outcome.tiers[0] if len(outcome.tiers) == 1 else outcome.tiers,
-        replacements=outcome.replaced,
-        first_changed_line=outcome.first_changed_line,
-    )
-    plural = "s" if outcome.replaced != 1 else ""
-    text = (
-        f"<result>\nEdited {path}: {outcome.replaced} replacement{plural}, first change at line "
-        f"{outcome.first_changed_line}.{note}{verify_note(outcome.tiers, str(metadata['diff']))}\n</result>"
-    )
-    text = with_notes(text, notes, metadata)
-    return _response(text + await _diagnostics(ctx, path), metadata)
-
-
-def _gate_edit(
-    ctx: ToolContext,
-    path: Path,
-    tool: str,
-    old: Loaded,
-    edits: list[EditRequest],
-    outcome: EditOutcome,
-    check: Callable[[], None],
-) -> tuple[EditOutcome, str]:
-    """The syntax gate for edits, with its one repair: a multi-line new_string written as if at
-    column 0, for a match that starts inside an indented line (the continuation lines then land
-    at column 0). If giving its continuation lines the matched line's indentation makes the file
-    parse — and puts no indentation inside a string literal — that is applied and said."""
-    verdict = syntax_verdict(ctx, path, old.text.text, outcome.file.text)
-    if ctx.config.syntax_gate == "off":
-        return outcome, ""
-    breaks = verdict is not None and verdict.kind == "breaks"
-    if breaks or _written_from_match_column(edits):
-        retry = apply_edits(old.text, edits, path=str(path), cancel=check, reindent=True, at_indent_only=not breaks)
-        if (
-            retry.inserted_indents
-            and retry.file.text != outcome.file.text
-            and syntax_verdict(ctx, path, old.text.text, retry.file.text) is None
-            and not _indents_in_literals(ctx, path, retry.file.text, retry.inserted_indents)
-        ):
-            return retry, REINDENTED_NOTE
-    if gate_refuses(ctx, verdict):
-        assert verdict is not None
-        raise syntax_refusal(verdict, ctx.display(path), outcome.file.text, tool)
-    return outcome, syntax_warning(verdict)
-
-
-#: Said when new_string's continuation lines were given the matched line's indentation.
-REINDENTED_NOTE = (
-    " Note: old_string started after its line's indentation and new_string's further lines were written "
-    "from that column, so they were given the line's indentation (applied literally, they would have "
-    "left the block). Check the diff."
-)
-
-
-def _written_from_match_column(edits: list[EditRequest]) -> bool:
-    """A one-line old_string replaced by several lines: the model may have written the new lines
-    relative to where old_string starts (the marshmallow case)."""
-    return any("\n" not in normalize_eol(e.old_string) and "\n" in normalize_eol(e.new_string) for e in edits)
-
-
-def _indents_in_literals(ctx: ToolContext, path: Path, text: str, offsets: list[int]) -> bool:
-    parsed = parse(text, str(path), cache=ctx.syntax_trees)
-    if parsed is None:
-        return True  # cannot tell: do not repair
-    encoded = [len(text[:o].encode("utf-8", "surrogatepass")) for o in offsets]
-    return inside_literal(parsed, encoded)
-
-
-def _response(content: str, metadata: dict[str, Any]) -> ToolResponse:
-    return ToolResponse(content, metadata=metadata)

@@ -9,7 +9,7 @@ from ...fsutil.textio import new_text_file
 from ...textmatch import EditError, EditRequest, apply_edits
 from .context import ToolContext
 from .contract import Tool, ToolResponse
-from .file import create_file, edit_file
+from .file_edit import create_file, edit_file
 from .params import param
 
 DESCRIPTION = """Makes several edits to one file in a single call. Prefer this tool over several edit calls
@@ -67,7 +67,7 @@ class MultiEditTool(Tool):
             return await edit_file(ctx, self.name, params.file_path, requests)
         except EditError as exc:
             offset = 1 if items[0].old_string == "" else 0
-            raise ToolError(_with_index(exc, offset)) from exc
+            raise ToolError(_with_index(exc, offset), exc.metadata) from exc
 
 
 def _with_index(exc: EditError, offset: int) -> str:

@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...cancel import in_thread
-from ...diff import diff_metadata
+from ...diff import span_diff_metadata
 from ...diff.patch import BEGIN, FUZZ_THRESHOLD, FileOp, apply_chunks, parse_patch
 from ...diff.unified import looks_unified, parse_unified
 from ...errors import ToolError
@@ -18,7 +17,7 @@ from ...fsutil.textio import TextFile, new_text_file, normalize_eol
 from ...textmatch.rebase import commutes
 from .context import ToolContext
 from .contract import Tool, ToolResponse
-from .file import Loaded, commit_changes, gate_change, guard_notebooks, load_for_edit, with_notes
+from .file import Loaded, gate_change, guard_notebooks, load_for_edit, plan_ask_commit, with_notes
 from .params import param
 
 DESCRIPTION = f"""Applies a patch to one or more files, all or nothing: the apply_patch format below, or a
@@ -85,6 +84,8 @@ class _Planned:
     warning: str = ""
     #: The file had changed since the read; the chunks were re-anchored on its current content.
     reanchored: bool = False
+    #: The chunks' replacements in ``old``'s LF text (the diff is built from them).
+    spans: list[tuple[int, int, str]] | None = None
 
 
 class PatchTool(Tool):
@@ -109,14 +110,20 @@ class PatchTool(Tool):
                     plan.warning = gate_change(ctx, plan.target, before, plan.new.text, self.name)
             return planned, self._describe(planned, ctx, check)
 
-        async with ctx.locks.hold(paths):
-            planned, files_meta = await in_thread(prepare, ctx.cancel)
+        async def ask(prepared: tuple[list[_Planned], list[dict[str, Any]]]) -> None:
             await ctx.require_permission(
                 self.name, "write", ", ".join(ctx.display(p) for p in paths), "apply a patch",
-                {"files": files_meta},
+                {"files": prepared[1]},
             )  # fmt: skip
-            gone = [p.path for p in planned if p.op.kind == "delete" or p.target != p.path]
-            notes = await commit_changes(ctx, [c for p in planned for c in p.changes], forget=gone)
+
+        def changes(prepared: tuple[list[_Planned], list[dict[str, Any]]]) -> list[Change]:
+            return [c for p in prepared[0] for c in p.changes]
+
+        def gone(prepared: tuple[list[_Planned], list[dict[str, Any]]]) -> list[Path]:
+            return [p.path for p in prepared[0] if p.op.kind == "delete" or p.target != p.path]
+
+        async with ctx.locks.hold(paths):
+            (planned, files_meta), notes = await plan_ask_commit(ctx, prepare, ask, changes, forget=gone)
         additions = sum(m["additions"] for m in files_meta)
         removals = sum(m["removals"] for m in files_meta)
         text = (
@@ -167,16 +174,15 @@ class PatchTool(Tool):
         entry = ctx.check_writable(path, follow=op.kind == "update" and op.move_to is None)
         current, base = load_for_edit(ctx, path, writable=False)
         data, old = current.data, current.text
-        st = os.stat(path)
         if base is not None and (op.kind == "delete" or op.move_to is not None):
-            ctx.files.check_unchanged(path, data)  # only content changes re-anchor: this refuses
+            raise ctx.files.changed_error(path, current.st)  # only content changes re-anchor
         if op.kind == "delete":
             return _Planned(op, path, path, old, None, [], [], [Change("delete", entry, expect=data)])
         try:
             replacements, applied = apply_chunks(old.text, op.chunks, str(path))
         except ToolError:
             if base is not None:  # the context is gone: the change since the read is why
-                ctx.files.check_unchanged(path, data)
+                raise ctx.files.changed_error(path, current.st) from None
             raise
         new = TextFile(raw=old.splice(replacements), encoding=old.encoding, bom=old.bom, eol=old.eol)
         if base is not None:
@@ -184,18 +190,20 @@ class PatchTool(Tool):
         passes = sorted({a.pass_name for a in applied if a.fuzz})
         fuzz = [a.fuzz for a in applied]
         new_data = new.encode()
-        if new_data != data and (error := modifiable_error(path, st)) is not None:
+        if new_data != data and (error := modifiable_error(path, current.st)) is not None:
             raise error
         if op.move_to is None:
-            changes = [Change("write", entry, new_data, data)]
-            return _Planned(op, path, path, old, new, fuzz, passes, changes, reanchored=base is not None)
+            changes = [current.change(new_data, entry)]
+            return _Planned(
+                op, path, path, old, new, fuzz, passes, changes, reanchored=base is not None, spans=replacements
+            )
         target = ctx.resolve(op.move_to)
         destination = ctx.check_writable(target, follow=False)
         if os.path.lexists(target):
             raise ToolError(f"Move to {target}: the file already exists.")
         changed = new_data != data
         if path.is_symlink():  # the link moves; its target's content changes in place
-            changes = [Change("write", ctx.check_writable(path), new_data, data)] if changed else []
+            changes = [current.change(new_data, ctx.check_writable(path))] if changed else []
             changes.append(Change("move", destination, expect=data, source=entry))
         else:
             changes = [Change("move", destination, new_data if changed else None, data, source=entry)]
@@ -217,7 +225,7 @@ class PatchTool(Tool):
             if plan.reanchored:
                 entry["reanchored"] = True
             old_text, new_text = plan.old.text if plan.old else "", plan.new.text if plan.new else ""
-            entry.update(diff_metadata(old_text, new_text, display, cancel=check))
+            entry.update(span_diff_metadata(old_text, new_text, plan.spans, display, cancel=check))
             meta.append(entry)
         return meta
 
@@ -231,8 +239,7 @@ def _check_reanchored(ctx: ToolContext, op: FileOp, path: Path, base: Loaded, cu
     except (ToolError, ValueError):
         planned_text = None
     if planned_text is None or not commutes(base.text.text, normalize_eol(planned_text), current.text.text, new.text):
-        ctx.files.check_unchanged(path, current.data)
-        raise ToolError(f"File {path} has been modified since it was last read. Read it again before editing.")
+        raise ctx.files.changed_error(path, current.st)
 
 
 def _parse(text: str, ctx: ToolContext) -> list[FileOp]:

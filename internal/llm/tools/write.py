@@ -7,14 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ...cancel import in_thread
 from ...diff import diff_metadata
-from ...errors import ToolError
+from ...errors import IsDirectory, ToolError
 from ...fsutil.commit import Change
 from ...fsutil.textio import BinaryFileError, TextFile, new_text_file, normalize_eol
 from .context import ToolContext
 from .contract import Tool, ToolResponse
-from .file import Loaded, commit_changes, gate_change, guard_notebooks, load_for_change, with_notes
+from .file import Loaded, gate_change, guard_notebooks, load_for_change, plan_ask_commit, with_notes
 from .params import param
 
 DESCRIPTION = """Writes a file to the local filesystem, creating parent directories as needed.
@@ -49,11 +48,11 @@ class WriteTool(Tool):
     async def run(self, params: WriteParams, ctx: ToolContext) -> ToolResponse:
         path = ctx.resolve(params.file_path)
         if path.is_dir():
-            raise ToolError(f"Path is a directory, not a file: {path}")
+            raise IsDirectory(f"Path is a directory, not a file: {path}")
         target = ctx.check_writable(path)
         display = ctx.display(path)
 
-        def prepare(check: Callable[[], None]) -> tuple[Loaded | None, TextFile, str, dict[str, Any]]:
+        def prepare(check: Callable[[], None]) -> tuple[Change, TextFile, str, dict[str, Any]]:
             old: Loaded | None = None
             if os.path.lexists(target):
                 try:
@@ -63,19 +62,23 @@ class WriteTool(Tool):
                 if old.text.text == normalize_eol(params.content):
                     raise ToolError(f"File {path} already contains the exact content. No changes made.")
             new = new_text_file(params.content, like=old.text if old else None)
-            guard_notebooks([Change("write", target, new.encode(), old.data if old else None)])
+            change = old.change(new.encode()) if old else Change("write", target, new.encode())
+            guard_notebooks([change])
             warning = gate_change(ctx, path, old.text.text if old else None, new.text, self.name)
-            return old, new, warning, diff_metadata(old.text.text if old else "", new.text, display, cancel=check)
+            return change, new, warning, diff_metadata(old.text.text if old else "", new.text, display, cancel=check)
+
+        async def ask(planned: tuple[Change, TextFile, str, dict[str, Any]]) -> None:
+            action = "create" if planned[0].expect is None else "overwrite"
+            await ctx.require_permission(
+                self.name, "write", str(path), f"{action} {display}", {"diff": planned[3]["diff"]}
+            )
 
         async with ctx.locks.hold([target]):
-            old, new, warning, metadata = await in_thread(prepare, ctx.cancel)
-            action = "overwrite" if old else "create"
-            await ctx.require_permission(
-                self.name, "write", str(path), f"{action} {display}", {"diff": metadata["diff"]}
-            )
-            notes = await commit_changes(ctx, [Change("write", target, new.encode(), old.data if old else None)])
-        metadata.update(file_path=str(path), created=old is None, encoding=new.encoding)
-        verb = "created" if old is None else "written"
+            planned, notes = await plan_ask_commit(ctx, prepare, ask, lambda planned: [planned[0]])
+        change, new, warning, metadata = planned
+        created = change.expect is None
+        metadata.update(file_path=str(path), created=created, encoding=new.encoding)
+        verb = "created" if created else "written"
         content = with_notes(f"<result>\nFile successfully {verb}: {path}{warning}\n</result>", notes, metadata)
         diagnostics = await ctx.diagnostics_after_change([path])
         if diagnostics:

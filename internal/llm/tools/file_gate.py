@@ -1,0 +1,127 @@
+"""The syntax gate as the file tools apply it: judge a change, refuse or warn, and the one repair
+of an edit (continuation lines given the matched line's indentation). See internal/syntax/gate.py
+and docs/structure.md."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ...errors import ToolError
+from ...fsutil.textio import TextFile, normalize_eol
+from ...syntax import Verdict, inside_literal, judge, parse, would_be_lines
+from ...textmatch import EditOutcome, EditRequest, apply_edits
+from .context import ToolContext
+
+
+def syntax_verdict(ctx: ToolContext, path: Path, before: str | None, after: str) -> Verdict | None:
+    """The gate's verdict on changing ``path`` from ``before`` (None: a new file) to ``after``;
+    None when the gate is off or has nothing to say."""
+    if ctx.config.syntax_gate == "off":
+        return None
+    return judge(before, after, str(path), cache=ctx.syntax_trees)
+
+
+def gate_refuses(ctx: ToolContext, verdict: Verdict | None) -> bool:
+    return verdict is not None and verdict.kind == "breaks" and ctx.config.syntax_gate == "refuse"
+
+
+def syntax_refusal(verdict: Verdict, display: str, after: str, tool: str) -> ToolError:
+    """The refusal of a change that leaves a clean file unparseable: where, the lines as they
+    would be, and how to proceed."""
+    first = verdict.errors[0] if verdict.errors else None
+    together = "one patch" if tool == "patch" else "one multiedit call (judged on its final result)"
+    text = (
+        f"Syntax check ({verdict.language}): this {tool} would leave {display} unparseable at line "
+        f"{verdict.where()} ({verdict.summary()}). The file parsed cleanly before, so nothing was written."
+    )
+    if first is not None:
+        text += f"\nThe lines as they would be:\n{would_be_lines(after, first.line)}"
+    text += (
+        "\nTo proceed: fix the new text so the result parses (match the indentation of the surrounding "
+        f"lines; view shows them). If this change is only valid together with other changes, make them all in "
+        f"{together}."
+    )
+    metadata: dict[str, Any] = {"error": "syntax_error", "language": verdict.language}
+    if first is not None:
+        metadata.update(line=first.line, column=first.column)
+    return ToolError(text, metadata)
+
+
+def syntax_warning(verdict: Verdict | None, *, new_file: bool = False) -> str:
+    """The note for a change the gate lets through with errors."""
+    if verdict is None:
+        return ""
+    if verdict.kind == "breaks":
+        why = "the file parsed cleanly before; the syntax gate is set to warn"
+    elif new_file:
+        why = "a new file"
+    else:
+        why = "the file already had syntax errors; these are new"
+    return f"\nWarning: syntax errors ({verdict.language}, {why}): {verdict.summary()}."
+
+
+def gate_change(ctx: ToolContext, path: Path, before: str | None, after: str, tool: str) -> str:
+    """Run the gate on one file: raise the refusal, or return the warning (or "")."""
+    verdict = syntax_verdict(ctx, path, before, after)
+    if gate_refuses(ctx, verdict):
+        assert verdict is not None
+        raise syntax_refusal(verdict, ctx.display(path), after, tool)
+    return syntax_warning(verdict, new_file=before is None)
+
+
+
+
+def gate_edit(
+    ctx: ToolContext,
+    path: Path,
+    tool: str,
+    old: TextFile,
+    edits: list[EditRequest],
+    outcome: EditOutcome,
+    check: Callable[[], None],
+) -> tuple[EditOutcome, str]:
+    """The syntax gate for edits, with its one repair: a multi-line new_string written as if at
+    column 0, for a match that starts inside an indented line (the continuation lines then land
+    at column 0). If giving its continuation lines the matched line's indentation makes the file
+    parse — and puts no indentation inside a string literal — that is applied and said."""
+    verdict = syntax_verdict(ctx, path, old.text, outcome.file.text)
+    if ctx.config.syntax_gate == "off":
+        return outcome, ""
+    breaks = verdict is not None and verdict.kind == "breaks"
+    if breaks or _written_from_match_column(edits):
+        retry = apply_edits(old, edits, path=str(path), cancel=check, reindent=True, at_indent_only=not breaks)
+        if (
+            retry.inserted_indents
+            and retry.file.text != outcome.file.text
+            and syntax_verdict(ctx, path, old.text, retry.file.text) is None
+            and not _indents_in_literals(ctx, path, retry.file.text, retry.inserted_indents)
+        ):
+            return retry, REINDENTED_NOTE
+    if gate_refuses(ctx, verdict):
+        assert verdict is not None
+        raise syntax_refusal(verdict, ctx.display(path), outcome.file.text, tool)
+    return outcome, syntax_warning(verdict)
+
+
+#: Said when new_string's continuation lines were given the matched line's indentation.
+REINDENTED_NOTE = (
+    " Note: old_string started after its line's indentation and new_string's further lines were written "
+    "from that column, so they were given the line's indentation (applied literally, they would have "
+    "left the block). Check the diff."
+)
+
+
+def _written_from_match_column(edits: list[EditRequest]) -> bool:
+    """A one-line old_string replaced by several lines: the model may have written the new lines
+    relative to where old_string starts (the marshmallow case)."""
+    return any("\n" not in normalize_eol(e.old_string) and "\n" in normalize_eol(e.new_string) for e in edits)
+
+
+def _indents_in_literals(ctx: ToolContext, path: Path, text: str, offsets: list[int]) -> bool:
+    parsed = parse(text, str(path), cache=ctx.syntax_trees)
+    if parsed is None:
+        return True  # cannot tell: do not repair
+    encoded = [len(text[:o].encode("utf-8", "surrogatepass")) for o in offsets]
+    return inside_literal(parsed, encoded)
