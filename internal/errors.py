@@ -97,13 +97,55 @@ class ChangedSinceRead(ToolError):
 
     code = "changed_since_read"
 
-    def __init__(self, path: str, when: str = "") -> None:
+    def __init__(self, path: str, when: str = "", *, nothing_written: bool = False) -> None:
         detail = f" ({when})" if when else ""
+        written = "; nothing was written" if nothing_written else ""
         super().__init__(
-            f"File {path} has been modified since it was last read{detail}. Read it again before editing.",
+            f"File {path} has been modified since it was last read{detail}{written}. Read it again before editing.",
             {"file_path": path},
         )
         self.path = path
+
+
+class ModifiedWhileSaving(ToolError):
+    """A program outside our lock saved the target between the last check and the swap."""
+
+    code = "modified_while_saving"
+
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            f"File {path} was modified while saving (by a program outside this session); nothing was written and "
+            "the other program's version is kept. Read it again before editing.",
+            {"file_path": path},
+        )
+
+
+class ReadOnlyFile(ToolError):
+    """The file's mode makes it read-only."""
+
+    code = "read_only_file"
+
+    def __init__(self, path: str, mode: int) -> None:
+        super().__init__(
+            f"{path} is read-only (mode {mode:04o}); it was not changed. If it should change, make it writable "
+            "first (chmod u+w) and read it again.",
+            {"file_path": path},
+        )
+
+
+class NotWritable(ToolError):
+    """The operating system would refuse this user's write (the file's owner or ACLs)."""
+
+    code = "permission_denied"
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path} is not writable by this user; it was not changed.", {"file_path": path})
+
+
+class PathChanged(ToolError):
+    """A directory on the way to the target was replaced (by a symlink or a file) mid-write."""
+
+    code = "path_changed"
 
 
 class NoMatch(ToolError):

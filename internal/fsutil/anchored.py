@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ..errors import ToolError
+from ..errors import PathChanged, ToolError
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 #: How long a writer waits for another writer of the same directory before giving up.
@@ -28,10 +28,6 @@ LOCK_TIMEOUT_S = 30.0
 #: Polling steps while waiting for a directory lock (doubling up to the maximum).
 LOCK_POLL_S = 0.001
 LOCK_POLL_MAX_S = 0.02
-
-
-class PathChanged(ToolError):
-    """A directory on the way to the target was replaced (by a symlink or a file) mid-write."""
 
 
 class AnchoredDir:

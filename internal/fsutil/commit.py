@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import ToolError
+from ..errors import ChangedSinceRead, ModifiedWhileSaving, NotWritable, ReadOnlyFile, ToolError
 from .anchored import AnchoredDir, lock_dirs, open_dir
 from .fs import REAL, FileSystem, exists, holds, overwrite, read_at, write_new
 from .journal import Journal, cleanup, recover, undo, workspace_key
@@ -56,12 +56,6 @@ from .paths import not_regular_error, os_error_message
 __all__ = ["Change", "Committed", "ModifiedWhileSaving", "commit", "modifiable_error", "recover", "workspace_key"]
 
 Check = Callable[[], None]
-
-
-class ModifiedWhileSaving(ToolError):
-    """A program outside our lock saved the target between the last check and the swap."""
-
-    code = "modified_while_saving"
 
 
 class Committed(dict[Path, os.stat_result]):
@@ -137,13 +131,9 @@ def modifiable_error(path: Path, st: os.stat_result) -> ToolError | None:
         return error
     mode = stat.S_IMODE(st.st_mode)
     if not mode & 0o222:
-        return ToolError(
-            f"{path} is read-only (mode {mode:04o}); it was not changed. If it should change, make it writable "
-            "first (chmod u+w) and read it again.",
-            {"error": "read_only_file"},
-        )
+        return ReadOnlyFile(str(path), mode)
     if os.geteuid() != 0 and not os.access(path, os.W_OK):
-        return ToolError(f"{path} is not writable by this user; it was not changed.", {"error": "permission_denied"})
+        return NotWritable(str(path))
     return None
 
 
@@ -230,11 +220,7 @@ def _bind(change: Change, roots: list[Path], fs: FileSystem) -> _Step:
 
 
 def _changed(path: Path) -> ToolError:
-    return ToolError(
-        f"File {path} has been modified since it was last read (by another session or program); "
-        "nothing was written. Read it again before editing.",
-        {"error": "changed_since_read"},
-    )
+    return ChangedSinceRead(str(path), "by another session or program", nothing_written=True)
 
 
 def _same_snapshot(seen: os.stat_result | None, st: os.stat_result) -> bool:
@@ -407,10 +393,7 @@ def _verify_unchanged(step: _Step, fd: int, name: str) -> None:
     # A deleted symlink was checked by what it points to; everything else is the entry itself.
     st = holds(step.fs, fd, name, step.change.expect, follow=step.change.kind == "delete")
     if st is None or (st.st_dev, st.st_ino) != step.identity:
-        raise ModifiedWhileSaving(
-            f"File {step.change.path} was modified while saving (by a program outside this session); nothing "
-            "was written and the other program's version is kept. Read it again before editing."
-        )
+        raise ModifiedWhileSaving(str(step.change.path))
 
 
 def _link_or_rename(fs: FileSystem, src_fd: int, src: str, dst_fd: int, dst: str) -> None:

@@ -74,6 +74,13 @@ class PathServices(CallServices, Protocol):
 
     def resolve(self, file_path: str) -> Path: ...
     def display(self, path: Path) -> str: ...
+    def variant(
+        self, *, config: Config | None = None, permissions: PermissionService | None = None, lsp: bool = True
+    ) -> PathServices:
+        """This context with other settings, another permission service, or without language
+        servers: how a tool runs another on its behalf (read_many runs view per file)."""
+        ...
+
     def read_roots(self, approved: Path) -> list[Path]: ...
     def read_guard(self, approved: Path) -> Callable[[Path], bool]: ...
     async def require_read_permission(self, tool: str, path: Path) -> Path: ...
@@ -159,6 +166,16 @@ class ToolContext:
 
     def resolve(self, file_path: str) -> Path:
         return fspaths.resolve(self.workspace, file_path)
+
+    def variant(
+        self, *, config: Config | None = None, permissions: PermissionService | None = None, lsp: bool = True
+    ) -> ToolContext:
+        return replace(
+            self,
+            config=config or self.config,
+            permissions=permissions or self.permissions,
+            lsp=self.lsp if lsp else None,
+        )
 
     def display(self, path: Path) -> str:
         return fspaths.display_path(path, self.workspace)

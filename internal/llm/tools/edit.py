@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...textmatch import EditRequest
-from .context import ToolContext
+from .context import FileServices
 from .contract import Tool, ToolResponse
 from .file_edit import create_file, edit_file
 from .params import param
@@ -56,7 +56,7 @@ class EditTool(Tool):
     description = DESCRIPTION
     Params = EditParams
 
-    async def run(self, params: EditParams, ctx: ToolContext) -> ToolResponse:
+    async def run(self, params: EditParams, ctx: FileServices) -> ToolResponse:
         if params.old_string == "":
             return await create_file(ctx, self.name, params.file_path, params.new_string)
         edit = EditRequest(params.old_string, params.new_string, params.replace_all)

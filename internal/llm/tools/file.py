@@ -29,7 +29,7 @@ from ...errors import IsDirectory, ToolCancelled
 from ...fsutil.commit import Change, Committed, commit, modifiable_error
 from ...fsutil.paths import open_regular_file, read_error
 from ...fsutil.textio import TextFile, decode_bytes
-from .context import ToolContext
+from .context import FileServices
 from .file_gate import gate_change
 
 __all__ = [
@@ -57,7 +57,7 @@ class Loaded:
 
 
 def read_for_change(
-    ctx: ToolContext, path: Path, *, writable: bool = True, unchanged: bool = True
+    ctx: FileServices, path: Path, *, writable: bool = True, unchanged: bool = True
 ) -> tuple[bytes, os.stat_result]:
     """The bytes of an existing file about to change (or be deleted, or moved), and the stat taken
     with them: a regular file this session read and (``unchanged``) that has not changed since —
@@ -94,12 +94,12 @@ def _read_all(fd: int, path: Path, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def load_for_change(ctx: ToolContext, path: Path) -> Loaded:
+def load_for_change(ctx: FileServices, path: Path) -> Loaded:
     data, st = read_for_change(ctx, path)
     return Loaded(path, data, decode_bytes(data, path=str(path)), st)
 
 
-def load_for_edit(ctx: ToolContext, path: Path, *, writable: bool = True) -> tuple[Loaded, Loaded | None]:
+def load_for_edit(ctx: FileServices, path: Path, *, writable: bool = True) -> tuple[Loaded, Loaded | None]:
     """The file now, and — when it changed since this session read it whole — the content as
     read (the base the model planned on), so the edit can be re-anchored. Otherwise as
     :func:`load_for_change` (a file not read, or read only in part and changed, is refused)."""
@@ -112,7 +112,7 @@ def load_for_edit(ctx: ToolContext, path: Path, *, writable: bool = True) -> tup
 
 
 async def commit_changes(
-    ctx: ToolContext, changes: Sequence[Change], *, forget: Sequence[Path] = ()
+    ctx: FileServices, changes: Sequence[Change], *, forget: Sequence[Path] = ()
 ) -> list[str]:
     """Write ``changes`` as one all-or-nothing commit and record the new contents as read;
     returns notes for the result (a hard link that was broken).
@@ -135,7 +135,7 @@ Planned = TypeVar("Planned")
 
 
 async def plan_ask_commit(
-    ctx: ToolContext,
+    ctx: FileServices,
     plan: Callable[[Check], Planned],
     ask: Callable[[Planned], Awaitable[None]],
     changes_of: Callable[[Planned], Sequence[Change]],
@@ -205,7 +205,7 @@ async def _awaited(awaitable: Awaitable[None]) -> None:
     await awaitable
 
 
-def _commit_and_record(ctx: ToolContext, changes: Sequence[Change], check: Check) -> Committed:
+def _commit_and_record(ctx: FileServices, changes: Sequence[Change], check: Check) -> Committed:
     """The commit (in a worker thread), and the checkpoint record of what it changed."""
     roots, journal_dir = ctx.writable_roots(), ctx.state.directory("journal")
     stats = commit(changes, roots=roots, journal_dir=journal_dir, workspace=ctx.workspace, check=check)
@@ -217,7 +217,7 @@ def _commit_and_record(ctx: ToolContext, changes: Sequence[Change], check: Check
     return stats
 
 
-def _after_commit(ctx: ToolContext, changes: Sequence[Change], stats: Committed, forget: Sequence[Path]) -> list[str]:
+def _after_commit(ctx: FileServices, changes: Sequence[Change], stats: Committed, forget: Sequence[Path]) -> list[str]:
     """Record the new contents as read (our own writes) and say which hard links broke."""
     for path in forget:
         ctx.files.forget(path)
@@ -261,7 +261,7 @@ def guard_notebooks(changes: Sequence[Change]) -> None:
             check_text_change(change.path, change.expect if was_notebook else None, new)
 
 
-async def diagnostics_text(ctx: ToolContext, path: Path) -> str:
+async def diagnostics_text(ctx: FileServices, path: Path) -> str:
     """The language servers' errors after a change to ``path``, as a block to append (or "")."""
     found = await ctx.diagnostics_after_change([path])
     return "\n\n" + found if found else ""

@@ -15,7 +15,7 @@ from ...fsutil.textio import new_text_file
 from ...textmatch import EditError, EditOutcome, EditRequest, apply_edits
 from ...textmatch.rebase import commutes
 from ...textmatch.tiers import FIRST_LINE_TIER
-from .context import ToolContext
+from .context import FileServices
 from .contract import ToolResponse
 from .file import Loaded, commit_changes, diagnostics_text, guard_notebooks, load_for_edit, plan_ask_commit, with_notes
 from .file_gate import REINDENTED_NOTE, gate_change, gate_edit
@@ -29,7 +29,7 @@ REANCHORED_NOTE = (
 
 
 def check_reanchor(
-    ctx: ToolContext, current: Loaded, base: Loaded, edits: list[EditRequest], outcome: EditOutcome,
+    ctx: FileServices, current: Loaded, base: Loaded, edits: list[EditRequest], outcome: EditOutcome,
     check: Callable[[], None],
 ) -> None:  # fmt: skip
     """Refuse (as a change since the read) unless the edit planned on ``base`` lands the same
@@ -74,7 +74,7 @@ def verify_note(tiers: list[str], diff: str) -> str:
     return f"\nNote: {what}. Check that the change is what you intended:\n" + "\n".join(shown)
 
 
-async def create_file(ctx: ToolContext, tool: str, file_path: str, content: str) -> ToolResponse:
+async def create_file(ctx: FileServices, tool: str, file_path: str, content: str) -> ToolResponse:
     """The empty-old_string case shared by edit and multiedit."""
     path = ctx.resolve(file_path)
     target = ctx.check_writable(path)
@@ -95,7 +95,7 @@ async def create_file(ctx: ToolContext, tool: str, file_path: str, content: str)
     return _response(text + await diagnostics_text(ctx, path), metadata)
 
 
-async def edit_file(ctx: ToolContext, tool: str, file_path: str, edits: list[EditRequest]) -> ToolResponse:
+async def edit_file(ctx: FileServices, tool: str, file_path: str, edits: list[EditRequest]) -> ToolResponse:
     """Apply ``edits`` to an existing file as one atomic change (edit is the one-edit case)."""
     path = ctx.resolve(file_path)
     target = ctx.check_writable(path)

@@ -12,10 +12,10 @@ from ...errors import ToolError
 from ...fsutil.textio import TextFile, normalize_eol
 from ...syntax import Verdict, inside_literal, judge, parse, would_be_lines
 from ...textmatch import EditOutcome, EditRequest, apply_edits
-from .context import ToolContext
+from .context import FileServices
 
 
-def syntax_verdict(ctx: ToolContext, path: Path, before: str | None, after: str) -> Verdict | None:
+def syntax_verdict(ctx: FileServices, path: Path, before: str | None, after: str) -> Verdict | None:
     """The gate's verdict on changing ``path`` from ``before`` (None: a new file) to ``after``;
     None when the gate is off or has nothing to say."""
     if ctx.config.syntax_gate == "off":
@@ -23,7 +23,7 @@ def syntax_verdict(ctx: ToolContext, path: Path, before: str | None, after: str)
     return judge(before, after, str(path), cache=ctx.syntax_trees)
 
 
-def gate_refuses(ctx: ToolContext, verdict: Verdict | None) -> bool:
+def gate_refuses(ctx: FileServices, verdict: Verdict | None) -> bool:
     return verdict is not None and verdict.kind == "breaks" and ctx.config.syntax_gate == "refuse"
 
 
@@ -62,7 +62,7 @@ def syntax_warning(verdict: Verdict | None, *, new_file: bool = False) -> str:
     return f"\nWarning: syntax errors ({verdict.language}, {why}): {verdict.summary()}."
 
 
-def gate_change(ctx: ToolContext, path: Path, before: str | None, after: str, tool: str) -> str:
+def gate_change(ctx: FileServices, path: Path, before: str | None, after: str, tool: str) -> str:
     """Run the gate on one file: raise the refusal, or return the warning (or "")."""
     verdict = syntax_verdict(ctx, path, before, after)
     if gate_refuses(ctx, verdict):
@@ -74,7 +74,7 @@ def gate_change(ctx: ToolContext, path: Path, before: str | None, after: str, to
 
 
 def gate_edit(
-    ctx: ToolContext,
+    ctx: FileServices,
     path: Path,
     tool: str,
     old: TextFile,
@@ -119,7 +119,7 @@ def _written_from_match_column(edits: list[EditRequest]) -> bool:
     return any("\n" not in normalize_eol(e.old_string) and "\n" in normalize_eol(e.new_string) for e in edits)
 
 
-def _indents_in_literals(ctx: ToolContext, path: Path, text: str, offsets: list[int]) -> bool:
+def _indents_in_literals(ctx: FileServices, path: Path, text: str, offsets: list[int]) -> bool:
     parsed = parse(text, str(path), cache=ctx.syntax_trees)
     if parsed is None:
         return True  # cannot tell: do not repair

@@ -15,7 +15,7 @@ from ...fsutil.anchored import names_inside, read_anchored
 from ...fsutil.paths import is_within, not_found_error
 from ...ripgrep import Match, SearchQuery, SearchResult, display, find_rg, newest_first, search
 from ...truncate import shorten_line
-from .context import ToolContext
+from .context import PathServices
 from .contract import Tool, ToolResponse
 from .params import param
 
@@ -98,7 +98,7 @@ class GrepTool(Tool):
     Params = GrepParams
     read_only = True
 
-    async def run(self, params: GrepParams, ctx: ToolContext) -> ToolResponse:
+    async def run(self, params: GrepParams, ctx: PathServices) -> ToolResponse:
         root = ctx.resolve(params.path or ".")
         approved = await ctx.require_read_permission(self.name, root)
         if not root.exists():

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from ...fsutil.anchored import names_inside
 from ...fsutil.paths import require_directory
 from ...ripgrep import AUTO_IGNORED, FileQuery, display, find_rg, list_files
-from .context import ToolContext
+from .context import PathServices
 from .contract import Tool, ToolResponse
 from .params import param
 
@@ -50,7 +50,7 @@ class LsTool(Tool):
     Params = LsParams
     read_only = True
 
-    async def run(self, params: LsParams, ctx: ToolContext) -> ToolResponse:
+    async def run(self, params: LsParams, ctx: PathServices) -> ToolResponse:
         root = require_directory(ctx.resolve(params.path or "."), "Use the view tool to read a file.")
         approved = await ctx.require_read_permission(self.name, root)
         globs = tuple(f"!{g}" for g in (*AUTO_IGNORED, *params.ignore))

@@ -15,7 +15,7 @@ from ...lsp.api import LspError, NavigationServer, NavigationSource
 from ...lsp.diagnostics import format_report, truth_notes, with_late_label, with_notes
 from ...lsp.positions import from_char, to_char
 from ...lsp.results import MAX_RESULTS
-from .context import ToolContext
+from .context import LspServices
 from .contract import Tool, ToolResponse
 from .params import param
 
@@ -81,7 +81,7 @@ class LspTool(Tool):
     read_only = False  # rename writes (MCP hosts must not take it for a read-only tool)
     offered_read_only = True  # navigation stays available; read-only sessions refuse the rename
 
-    async def run(self, params: LspParams, ctx: ToolContext) -> ToolResponse:
+    async def run(self, params: LspParams, ctx: LspServices) -> ToolResponse:
         path = ctx.resolve(params.file_path)
         await ctx.require_read_permission(self.name, path)
         if not path.is_file():  # the file first, then the server (seed 2.12)
@@ -121,7 +121,7 @@ class LspTool(Tool):
         return ToolResponse(text, metadata={"operation": params.operation, "file_path": str(path)})
 
     async def _rename(
-        self, params: LspParams, path: Path, manager: NavigationSource[Any], ctx: ToolContext
+        self, params: LspParams, path: Path, manager: NavigationSource[Any], ctx: LspServices
     ) -> ToolResponse:
         from lsprotocol import types
 
@@ -137,7 +137,7 @@ class LspTool(Tool):
         _refuse_stale(ctx, edit, client)
         return await _apply_rename(ctx, path, edit, old_name, params.new_name, client.encoding)
 
-    async def _dispatch(self, params: LspParams, path: Path, manager: NavigationSource[Any], ctx: ToolContext) -> str:
+    async def _dispatch(self, params: LspParams, path: Path, manager: NavigationSource[Any], ctx: LspServices) -> str:
         from lsprotocol import types
 
         if params.operation == "diagnostics":
@@ -197,7 +197,7 @@ class _Renamed:
     warning: str
 
 
-def _refuse_stale(ctx: ToolContext, edit: Any, client: NavigationServer) -> None:
+def _refuse_stale(ctx: LspServices, edit: Any, client: NavigationServer) -> None:
     """Refuse an edit computed on an older text of a file the server has open (changed on disk
     outside this session since it was opened): its positions would land in the wrong places. The
     server is given the current text, so the same rename asked again is computed on it."""
@@ -231,7 +231,7 @@ def _refuse_stale(ctx: ToolContext, edit: Any, client: NavigationServer) -> None
 
 
 async def _apply_rename(
-    ctx: ToolContext, path: Path, edit: Any, old_name: str, new_name: str, encoding: str
+    ctx: LspServices, path: Path, edit: Any, old_name: str, new_name: str, encoding: str
 ) -> ToolResponse:
     """Apply the server's WorkspaceEdit to every file as one commit, after one permission ask."""
     from ...cancel import in_thread
@@ -288,7 +288,7 @@ async def _apply_rename(
     return ToolResponse(text + ("\n\n" + found if found else ""), metadata=metadata)
 
 
-def _plan_rename(ctx: ToolContext, path: Path, target: Path, edits: Any, encoding: str) -> _Renamed | None:
+def _plan_rename(ctx: LspServices, path: Path, target: Path, edits: Any, encoding: str) -> _Renamed | None:
     """One file's change, computed on its bytes now: a file the session read must be unchanged
     since; one it never read is read fresh (the server's edit was computed on the disk's text)."""
     from ...diff import diff_metadata
@@ -330,7 +330,7 @@ def _check_position_params(params: LspParams) -> None:
 
 
 async def _position(
-    params: LspParams, path: Path, client: NavigationServer, manager: NavigationSource[Any], ctx: ToolContext
+    params: LspParams, path: Path, client: NavigationServer, manager: NavigationSource[Any], ctx: LspServices
 ) -> tuple[Any, str]:
     """The server position the call is about, and the name there."""
     from lsprotocol import types
@@ -345,7 +345,7 @@ async def _position(
 
 
 async def _resolve_symbol(
-    query: str, path: Path, client: NavigationServer, manager: NavigationSource[Any], ctx: ToolContext
+    query: str, path: Path, client: NavigationServer, manager: NavigationSource[Any], ctx: LspServices
 ) -> tuple[int, int, str]:
     """(0-based line, character index, name) of the symbol ``query`` names in ``path``."""
     from lsprotocol import types
@@ -398,7 +398,7 @@ async def _resolve_symbol(
 
 
 async def _calls(
-    operation: str, doc: Any, position: Any, client: NavigationServer, manager: NavigationSource[Any], ctx: ToolContext
+    operation: str, doc: Any, position: Any, client: NavigationServer, manager: NavigationSource[Any], ctx: LspServices
 ) -> str:
     """Callers (the call sites) or callees (their definitions) of the item at ``position``."""
     from lsprotocol import types

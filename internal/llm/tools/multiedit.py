@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ...errors import ToolError
 from ...fsutil.textio import new_text_file
 from ...textmatch import EditError, EditRequest, apply_edits
-from .context import ToolContext
+from .context import FileServices
 from .contract import Tool, ToolResponse
 from .file_edit import create_file, edit_file
 from .params import param
@@ -51,7 +51,7 @@ class MultiEditTool(Tool):
     description = DESCRIPTION
     Params = MultiEditParams
 
-    async def run(self, params: MultiEditParams, ctx: ToolContext) -> ToolResponse:
+    async def run(self, params: MultiEditParams, ctx: FileServices) -> ToolResponse:
         items = params.edits
         for index, item in enumerate(items):
             if item.old_string == "" and index > 0:

@@ -11,7 +11,7 @@ from ...diff import diff_metadata
 from ...documents import is_notebook
 from ...errors import ToolError
 from ...fsutil.commit import Change
-from .context import ToolContext
+from .context import FileServices
 from .contract import Tool, ToolResponse
 from .file import commit_changes, read_for_change, with_notes
 from .params import param
@@ -56,7 +56,7 @@ class NotebookEditTool(Tool):
     description = DESCRIPTION
     Params = NotebookEditParams
 
-    async def run(self, params: NotebookEditParams, ctx: ToolContext) -> ToolResponse:
+    async def run(self, params: NotebookEditParams, ctx: FileServices) -> ToolResponse:
         from ...documents.notebook import dump_notebook, parse_notebook
         from ...documents.notebook_edit import apply_cell_edit, validate, write_notebook
 

@@ -15,7 +15,7 @@ from ...errors import ToolError
 from ...fsutil.commit import Change, modifiable_error
 from ...fsutil.textio import TextFile, new_text_file, normalize_eol
 from ...textmatch.rebase import commutes
-from .context import ToolContext
+from .context import FileServices
 from .contract import Tool, ToolResponse
 from .file import Loaded, gate_change, guard_notebooks, load_for_edit, plan_ask_commit, with_notes
 from .params import param
@@ -94,7 +94,7 @@ class PatchTool(Tool):
     description = DESCRIPTION
     Params = PatchParams
 
-    async def run(self, params: PatchParams, ctx: ToolContext) -> ToolResponse:
+    async def run(self, params: PatchParams, ctx: FileServices) -> ToolResponse:
         ops = _parse(params.patch_text, ctx)
         paths = self._paths(ops, ctx)
 
@@ -148,7 +148,7 @@ class PatchTool(Tool):
         return ToolResponse(text, metadata=metadata)
 
     @staticmethod
-    def _paths(ops: list[FileOp], ctx: ToolContext) -> list[Path]:
+    def _paths(ops: list[FileOp], ctx: FileServices) -> list[Path]:
         seen: list[Path] = []
         for op in ops:
             for raw in (op.path, op.move_to):
@@ -161,7 +161,7 @@ class PatchTool(Tool):
         return seen
 
     @staticmethod
-    def _plan(op: FileOp, ctx: ToolContext) -> _Planned:
+    def _plan(op: FileOp, ctx: FileServices) -> _Planned:
         path = ctx.resolve(op.path)
         if op.kind == "add":
             target = ctx.check_writable(path)
@@ -210,7 +210,7 @@ class PatchTool(Tool):
         return _Planned(op, path, target, old, new, fuzz, passes, changes)
 
     @staticmethod
-    def _describe(planned: list[_Planned], ctx: ToolContext, check: Callable[[], None]) -> list[dict[str, Any]]:
+    def _describe(planned: list[_Planned], ctx: FileServices, check: Callable[[], None]) -> list[dict[str, Any]]:
         meta: list[dict[str, Any]] = []
         for plan in planned:
             display = ctx.display(plan.target)
@@ -230,7 +230,7 @@ class PatchTool(Tool):
         return meta
 
 
-def _check_reanchored(ctx: ToolContext, op: FileOp, path: Path, base: Loaded, current: Loaded, new: TextFile) -> None:
+def _check_reanchored(ctx: FileServices, op: FileOp, path: Path, base: Loaded, current: Loaded, new: TextFile) -> None:
     """A file changed since the read takes the chunks only if, planned on the content as read,
     they change the same lines the same way and the outside change left those lines alone."""
     try:
@@ -242,7 +242,7 @@ def _check_reanchored(ctx: ToolContext, op: FileOp, path: Path, base: Loaded, cu
         raise ctx.files.changed_error(path, current.st)
 
 
-def _parse(text: str, ctx: ToolContext) -> list[FileOp]:
+def _parse(text: str, ctx: FileServices) -> list[FileOp]:
     """A Codex patch, or a unified diff (git diff, diff -u) read into the same operations."""
     if BEGIN not in text and looks_unified(text):
         return parse_unified(text, lambda raw: os.path.lexists(ctx.resolve(raw)))

@@ -13,7 +13,7 @@ from ...permission import Decision, PermissionRequest, PermissionService
 from ...ripgrep import AUTO_IGNORED, FileQuery, display, find_rg, list_files
 from ...ripgrep.fallback import glob_to_regex
 from . import view
-from .context import ToolContext
+from .context import PathServices
 from .contract import ImageAttachment, Tool, ToolResponse
 from .params import param
 
@@ -97,7 +97,7 @@ class ReadManyTool(Tool):
     Params = ReadManyParams
     read_only = True
 
-    async def run(self, params: ReadManyParams, ctx: ToolContext) -> ToolResponse:
+    async def run(self, params: ReadManyParams, ctx: PathServices) -> ToolResponse:
         if len(params.paths) > MAX_PATHS:
             raise ToolError(
                 f"Too many paths ({len(params.paths)}): at most {MAX_PATHS} per call. Use globs, or several calls.",
@@ -109,7 +109,7 @@ class ReadManyTool(Tool):
             await self._plan_entry(entry, plan, ctx)
         left_over = plan.files[MAX_FILES:]
         files = plan.files[:MAX_FILES]
-        view_ctx = dataclasses.replace(ctx, lsp=None, permissions=_ApprovedReads(ctx.permissions, plan.approved))
+        view_ctx = ctx.variant(lsp=False, permissions=_ApprovedReads(ctx.permissions, plan.approved))
         limit = params.limit_per_file or view.DEFAULT_LIMIT
         budget = ctx.config.max_output_bytes - FRAME_BYTES
         sections: list[str] = []
@@ -147,7 +147,7 @@ class ReadManyTool(Tool):
         content = "\n\n".join([summary, *sections] + ([notes] if notes else []))
         return ToolResponse(content, metadata=metadata, images=images)
 
-    async def _plan_entry(self, entry: str, plan: _Plan, ctx: ToolContext) -> None:
+    async def _plan_entry(self, entry: str, plan: _Plan, ctx: PathServices) -> None:
         if not entry.strip():
             plan.skipped.append((repr(entry), "an empty path"))
             return
@@ -172,7 +172,7 @@ class ReadManyTool(Tool):
             else:
                 plan.add(path)
 
-    async def _approve(self, path: Path, entry: str, plan: _Plan, ctx: ToolContext) -> bool:
+    async def _approve(self, path: Path, entry: str, plan: _Plan, ctx: PathServices) -> bool:
         try:
             await ctx.require_read_permission(self.name, path)
         except Denied as exc:
@@ -194,7 +194,7 @@ def _split_glob(entry: str) -> tuple[str, str] | None:
     return None
 
 
-async def _expand(base: Path, pattern: str, ctx: ToolContext) -> list[Path]:
+async def _expand(base: Path, pattern: str, ctx: PathServices) -> list[Path]:
     """Files under ``base`` matching ``pattern``, .gitignore and AUTO_IGNORED respected.
 
     The pattern is applied here, not as an rg ``--glob``: rg lets a positive glob override
@@ -208,12 +208,12 @@ async def _expand(base: Path, pattern: str, ctx: ToolContext) -> list[Path]:
 
 
 async def _read_one(
-    path: Path, limit: int, share: int, ctx: ToolContext, plan: _Plan
+    path: Path, limit: int, share: int, ctx: PathServices, plan: _Plan
 ) -> tuple[str, ToolResponse] | None:
     """One file through view (its rendering, read record and refusals), under its header."""
     config = dataclasses.replace(ctx.config, max_output_bytes=share)
     try:
-        response = await view.TOOL.run(view.ViewParams(str(path), 0, limit), dataclasses.replace(ctx, config=config))
+        response = await view.TOOL.run(view.ViewParams(str(path), 0, limit), ctx.variant(config=config))
     except ToolCancelled:
         raise
     except ToolError as exc:

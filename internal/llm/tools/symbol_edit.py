@@ -15,7 +15,7 @@ from ...fsutil.commit import Change
 from ...fsutil.textio import TextFile, normalize_eol
 from ...syntax import parse
 from ...syntax.outline import SYMBOL_KINDS, Symbol, flatten, outline
-from .context import ToolContext
+from .context import FileServices
 from .contract import Tool, ToolResponse
 from .file import Loaded, commit_changes, diagnostics_text, gate_change, load_for_change, with_notes
 from .outline import OUTLINED_LANGUAGES
@@ -57,7 +57,7 @@ class SymbolEditTool(Tool):
     description = DESCRIPTION
     Params = SymbolEditParams
 
-    async def run(self, params: SymbolEditParams, ctx: ToolContext) -> ToolResponse:
+    async def run(self, params: SymbolEditParams, ctx: FileServices) -> ToolResponse:
         if params.action != "delete" and not params.new_string.strip():
             raise ToolError(
                 f"new_string is empty: give the text to {params.action.replace('_', ' ')} (or use action delete)."
@@ -98,7 +98,7 @@ class SymbolEditTool(Tool):
         return ToolResponse(text + await diagnostics_text(ctx, path), metadata=metadata)
 
 
-def find_symbol(ctx: ToolContext, path: Path, text: str, wanted: str) -> Symbol:
+def find_symbol(ctx: FileServices, path: Path, text: str, wanted: str) -> Symbol:
     """The one symbol ``wanted`` names: its full name path, else a unique dotted suffix of one."""
     parsed = parse(text, str(path), cache=ctx.syntax_trees)
     if parsed is None or parsed.language not in SYMBOL_KINDS:

@@ -18,7 +18,7 @@ from ...fsutil.line_index import read_lines
 from ...fsutil.paths import open_regular_file, read_error
 from ...fsutil.textio import BINARY_SNIFF_BYTES, decode_bytes, detect_bom, looks_binary
 from ...truncate import cut_utf8
-from .context import ToolContext
+from .context import PathServices
 from .contract import ImageAttachment, Tool, ToolResponse
 from .params import param
 
@@ -95,7 +95,7 @@ class ViewTool(Tool):
     Params = ViewParams
     read_only = True
 
-    async def run(self, params: ViewParams, ctx: ToolContext) -> ToolResponse:
+    async def run(self, params: ViewParams, ctx: PathServices) -> ToolResponse:
         path = ctx.resolve(params.file_path)
         approved = await ctx.require_read_permission(self.name, path)
         if path.is_dir():
@@ -170,7 +170,7 @@ def _read_document(path: Path, check: Check, allowed: Callable[[Path], bool]) ->
 
 
 async def _view_notebook(
-    path: Path, params: ViewParams, ctx: ToolContext, allowed: Callable[[Path], bool]
+    path: Path, params: ViewParams, ctx: PathServices, allowed: Callable[[Path], bool]
 ) -> ToolResponse | None:
     """A notebook's cells; None when the file is not valid notebook JSON (it is shown as text,
     so a broken notebook can still be read and repaired)."""
@@ -210,7 +210,7 @@ async def _view_notebook(
 
 
 async def _view_pdf(
-    path: Path, params: ViewParams, ctx: ToolContext, allowed: Callable[[Path], bool]
+    path: Path, params: ViewParams, ctx: PathServices, allowed: Callable[[Path], bool]
 ) -> ToolResponse:
     from ...documents.pdf import extract_pages
 
@@ -307,7 +307,7 @@ def _read_all(fd: int, size: int) -> bytes:
 
 
 def _read_page(
-    fd: int, st: os.stat_result, path: Path, offset: int, limit: int, ctx: ToolContext, check: Check
+    fd: int, st: os.stat_result, path: Path, offset: int, limit: int, ctx: PathServices, check: Check
 ) -> Page:
     if st.st_size <= FULL_READ_MAX_BYTES:
         data = _read_all(fd, st.st_size)
@@ -328,7 +328,7 @@ def _read_page(
 
 
 def _indexed_page(
-    fd: int, st: os.stat_result, base: int, encoding: str, offset: int, limit: int, ctx: ToolContext, check: Check
+    fd: int, st: os.stat_result, base: int, encoding: str, offset: int, limit: int, ctx: PathServices, check: Check
 ) -> Page:
     """Lines of a large ASCII-compatible file, found by byte scanning through the session's index."""
     index = ctx.line_indexes.get(f"{st.st_dev}:{st.st_ino}", st, base)

@@ -11,7 +11,7 @@ from ...diff import diff_metadata
 from ...errors import IsDirectory, ToolError
 from ...fsutil.commit import Change
 from ...fsutil.textio import BinaryFileError, TextFile, new_text_file, normalize_eol
-from .context import ToolContext
+from .context import FileServices
 from .contract import Tool, ToolResponse
 from .file import Loaded, gate_change, guard_notebooks, load_for_change, plan_ask_commit, with_notes
 from .params import param
@@ -45,7 +45,7 @@ class WriteTool(Tool):
     Params = WriteParams
     idempotent = True  # the same content again leaves the same file
 
-    async def run(self, params: WriteParams, ctx: ToolContext) -> ToolResponse:
+    async def run(self, params: WriteParams, ctx: FileServices) -> ToolResponse:
         path = ctx.resolve(params.file_path)
         if path.is_dir():
             raise IsDirectory(f"Path is a directory, not a file: {path}")
