@@ -63,7 +63,7 @@ def glob_to_regex(glob: str) -> re.Pattern[str]:
 
 
 @dataclass(frozen=True)
-class _Rule:
+class IgnoreRule:
     regex: re.Pattern[str]
     negated: bool
     dir_only: bool
@@ -72,9 +72,9 @@ class _Rule:
     above: str = ""
 
 
-def _parent_ignores(root: str) -> list[_Rule]:
+def parent_ignores(root: str) -> list[IgnoreRule]:
     """Rules of .gitignore files in the root's ancestors, as rg reads them (--no-require-git)."""
-    rules: list[_Rule] = []
+    rules: list[IgnoreRule] = []
     child = os.path.abspath(root)
     parts: list[str] = []
     while True:
@@ -82,13 +82,13 @@ def _parent_ignores(root: str) -> list[_Rule]:
         if parent == child:
             return rules
         parts.insert(0, os.path.basename(child))
-        outer = [dataclasses.replace(rule, above="/".join(parts)) for rule in _read_ignore(parent, "")]
+        outer = [dataclasses.replace(rule, above="/".join(parts)) for rule in read_ignore(parent, "")]
         rules = outer + rules  # the nearer file's rules come later and win
         child = parent
 
 
-def _read_ignore(directory: str, rel: str) -> list[_Rule]:
-    rules: list[_Rule] = []
+def read_ignore(directory: str, rel: str) -> list[IgnoreRule]:
+    rules: list[IgnoreRule] = []
     try:
         with open(os.path.join(directory, ".gitignore"), encoding="utf-8", errors="replace") as handle:
             lines = handle.read().splitlines()
@@ -101,18 +101,18 @@ def _read_ignore(directory: str, rel: str) -> list[_Rule]:
         negated = line.startswith("!")
         line = line[1:] if negated else line
         dir_only = line.endswith("/")
-        rules.append(_Rule(glob_to_regex(line.rstrip("/")), negated, dir_only, rel))
+        rules.append(IgnoreRule(glob_to_regex(line.rstrip("/")), negated, dir_only, rel))
     return rules
 
 
-def _relative_to_rule(rule: _Rule, rel: str) -> str:
+def _relative_to_rule(rule: IgnoreRule, rel: str) -> str:
     """``rel`` (relative to the walk's root) as seen from the directory of the rule's .gitignore."""
     if rule.above:
         return f"{rule.above}/{rel}"
     return rel[len(rule.base) + 1 :] if rule.base else rel
 
 
-def _ignored(rel: str, is_dir: bool, rules: list[_Rule]) -> bool:
+def ignored(rel: str, is_dir: bool, rules: list[IgnoreRule]) -> bool:
     verdict = False
     for rule in rules:
         if rule.dir_only and not is_dir:
@@ -122,22 +122,28 @@ def _ignored(rel: str, is_dir: bool, rules: list[_Rule]) -> bool:
     return verdict
 
 
-def _globs_allow(rel: str, is_dir: bool, globs: tuple[str, ...]) -> bool:
-    """rg's --glob semantics: ``!g`` excludes; any positive glob makes the set a whitelist."""
-    positives = [g for g in globs if not g.startswith("!")]
-    for glob in globs:
-        if glob.startswith("!") and glob_to_regex(glob[1:].rstrip("/")).match(rel):
+class GlobSet:
+    """rg's --glob semantics, compiled once: ``!g`` excludes; any positive glob makes the set a
+    whitelist (for files; directories are only ever excluded)."""
+
+    def __init__(self, globs: tuple[str, ...]) -> None:
+        excluded = [glob_to_regex(g[1:].rstrip("/")).pattern for g in globs if g.startswith("!")]
+        self.excluded = re.compile("|".join(f"(?:{p})" for p in excluded), re.DOTALL) if excluded else None
+        self.positives = [glob_to_regex(g) for g in globs if not g.startswith("!")]
+
+    def allows(self, rel: str, is_dir: bool) -> bool:
+        if self.excluded is not None and self.excluded.match(rel):
             return False
-    if is_dir or not positives:
-        return True
-    return any(glob_to_regex(g).match(rel) for g in positives)
+        if is_dir or not self.positives:
+            return True
+        return any(regex.match(rel) for regex in self.positives)
 
 
 def _walk(query: FileQuery, cancel: CancelToken) -> list[str]:
     root = str(query.root)
-    globs = ("!.git", *query.globs)
+    globs = GlobSet(("!.git", *query.globs))
     out: list[str] = []
-    stack: list[tuple[str, str, list[_Rule], int]] = [(root, "", _parent_ignores(root) + _read_ignore(root, ""), 1)]
+    stack: list[tuple[str, str, list[IgnoreRule], int]] = [(root, "", parent_ignores(root) + read_ignore(root, ""), 1)]
     while stack:
         cancel.raise_if_cancelled()
         directory, rel_dir, rules, depth = stack.pop()
@@ -150,11 +156,11 @@ def _walk(query: FileQuery, cancel: CancelToken) -> list[str]:
             if entry.is_symlink():
                 continue
             is_dir = entry.is_dir(follow_symlinks=False)
-            if _ignored(rel, is_dir, rules) or not _globs_allow(rel, is_dir, globs):
+            if ignored(rel, is_dir, rules) or not globs.allows(rel, is_dir):
                 continue
             if is_dir:
                 if query.max_depth is None or depth < query.max_depth:
-                    stack.append((entry.path, rel, rules + _read_ignore(entry.path, rel), depth + 1))
+                    stack.append((entry.path, rel, rules + read_ignore(entry.path, rel), depth + 1))
             elif entry.is_file(follow_symlinks=False):
                 out.append(entry.path)
     return sorted(out)
