@@ -16,6 +16,9 @@ from .tools import Tool, ToolContext, ToolResponse
 MAX_ENTRIES = 1000
 #: Files enumerated before sorting; past this the listing is a (flagged) partial subset.
 MAX_FILES_COLLECTED = 50_000
+#: Up to this many paths are checked (one fstatat each) on the event loop's thread, not in a
+#: worker thread: a shallow listing's few checks take less than the hop.
+INLINE_CHECKS = 256
 
 DESCRIPTION = f"""Lists files and directories as a tree: directories first, then files, each alphabetical.
 
@@ -69,7 +72,10 @@ class LsTool(Tool):
             )
         base = str(root).rstrip("/")
         found = [*result.files, *(f"{base}/{rel}" for rel in dirs)]
-        found = await asyncio.to_thread(names_inside, found, ctx.read_roots(approved), root, approved)
+        if len(found) <= INLINE_CHECKS:  # a thread hop would cost more than the checks
+            found = names_inside(found, ctx.read_roots(approved), root, approved)
+        else:
+            found = await asyncio.to_thread(names_inside, found, ctx.read_roots(approved), root, approved)
         directories = {f"{base}/{rel}" for rel in dirs}
         tree = _Dir()
         entries = 0
