@@ -296,11 +296,7 @@ async def list_files(query: FileQuery, *, rg: str | None, limit: int, cancel: Ca
     )
 
 
-async def search(
-    query: SearchQuery, *, rg: str | None, limit: int, cancel: CancelToken, with_mtimes: bool = True
-) -> SearchResult:
-    """Run the search; ``with_mtimes``: stat each matching file while rg runs (for newest-first
-    ordering), unless the caller learns the times another way."""
+async def search(query: SearchQuery, *, rg: str | None, limit: int, cancel: CancelToken) -> SearchResult:
     if rg is None:
         from . import fallback
 
@@ -309,7 +305,7 @@ async def search(
     try:
         mode = _parser_mode(query)
         args = _search_args(query)
-        return await run_rg(rg, args, cwd=cwd, mode=mode, limit=limit, cancel=cancel, with_mtimes=with_mtimes)
+        return await run_rg(rg, args, cwd=cwd, mode=mode, limit=limit, cancel=cancel, with_mtimes=True)
     except ToolError as exc:
         if query.file_type and "unrecognized file type" in exc.message:
             raise await unknown_type_error(rg, query.file_type) from None

@@ -4,7 +4,6 @@ files, or per-file counts, newest files first, paged with head_limit/offset."""
 from __future__ import annotations
 
 import asyncio
-import os
 from collections import defaultdict
 from dataclasses import dataclass
 from itertools import groupby
@@ -117,9 +116,7 @@ class GrepTool(Tool):
             before=context if params.before is None else params.before,
             after=context if params.after is None else params.after,
         )
-        # In content mode the verifying read of each matched file gives its mtime too.
-        content = params.output_mode == "content"
-        result = await search(query, rg=rg, limit=MAX_MATCHES_COLLECTED, cancel=ctx.cancel, with_mtimes=not content)
+        result = await search(query, rg=rg, limit=MAX_MATCHES_COLLECTED, cancel=ctx.cancel)
         await asyncio.to_thread(verify_result, result, root, approved, ctx.read_roots(approved))
         page = _Page(params.offset, params.head_limit or DEFAULT_HEAD_LIMIT, ctx.config.max_output_bytes - FRAME_BYTES)
         if params.output_mode == "content":
@@ -263,17 +260,14 @@ def _render_counts(result: SearchResult, page: _Page) -> tuple[str, int]:
     return "\n".join(out), len(files)
 
 
-def verified_matches(
-    matches: list[Match], root: Path, real_root: Path, roots: list[Path], mtimes: dict[str, float] | None = None
-) -> list[Match]:
+def verified_matches(matches: list[Match], root: Path, real_root: Path, roots: list[Path]) -> list[Match]:
     """Only the matches whose line is in the file reached without following a symlink.
 
     The search process follows paths by name: a directory swapped for a symlink mid-search
     could make it read a file outside. Each matched file is read again through the anchored,
     no-follow walk from its root; a line not found there (the search read something else) is
     dropped — so nothing of an outside file is ever shown. Each directory is opened (that walk)
-    once, not once per file: a capped search verifies up to 10 000 files. ``mtimes`` receives
-    the modification time of each file read.
+    once, not once per file: a capped search verifies up to 10 000 files.
     """
     contents: dict[str, tuple[str, str] | None] = {}
     prefix, real_prefix = str(root).rstrip("/"), str(real_root).rstrip("/")
@@ -282,10 +276,8 @@ def verified_matches(
         for match in matches:
             if match.path not in contents:
                 inside = match.path == prefix or match.path.startswith(prefix + "/")
-                data, mtime = reader.read(real_prefix + match.path[len(prefix) :] if inside else match.path)
+                data = reader.read(real_prefix + match.path[len(prefix) :] if inside else match.path)
                 contents[match.path] = None if data is None else _decoded(data)
-                if mtimes is not None and data is not None:
-                    mtimes[match.path] = mtime
             found = contents[match.path]
             line = match.text.rstrip("\r\n")
             if found is not None and (line in found[0] or line.replace("\ufffd", "") in found[1]):
@@ -314,8 +306,7 @@ class _AnchoredReader:
             if directory is not None:
                 directory.close()
 
-    def read(self, path: str) -> tuple[bytes | None, float]:
-        """The file's content (None when it cannot be read that way) and modification time."""
+    def read(self, path: str) -> bytes | None:
         parent, _, name = path.rpartition("/")
         if parent not in self.directories:
             try:
@@ -324,13 +315,8 @@ class _AnchoredReader:
                 self.directories[parent] = None
         directory = self.directories[parent]
         if directory is None or not name:
-            return None, 0.0
-        data = read_at(directory, name)
-        try:
-            mtime = os.stat(name, dir_fd=directory.fd, follow_symlinks=False).st_mtime if data is not None else 0.0
-        except OSError:
-            mtime = 0.0
-        return data, mtime
+            return None
+        return read_at(directory, name)
 
 
 def verify_result(result: SearchResult, root: Path, real_root: Path, roots: list[Path]) -> None:
@@ -338,7 +324,7 @@ def verify_result(result: SearchResult, root: Path, real_root: Path, roots: list
     mid-search: matched lines re-read through the anchored walk (see :func:`verified_matches`),
     listed files and counted files checked to exist as reached that way."""
     if result.matches:
-        result.matches = verified_matches(result.matches, root, real_root, roots, result.mtimes)
+        result.matches = verified_matches(result.matches, root, real_root, roots)
     if result.files:
         result.files = names_inside(result.files, roots, root, real_root)
     if result.counts:
