@@ -7,9 +7,10 @@ listing the whole tree: it reads the directories within the depth and, below the
 looks inside each directory only until it finds one file that is not ignored (files of a
 directory before its subdirectories, so a shallow file ends the look early).
 
-Ignore rules are those of the pure-Python fallback (``.gitignore`` files in the directory and its
-ancestors, the ``--glob`` excludes, ``.git`` never); a directory rg itself listed a file in is
-shown whatever they say. Symlinks are not followed, as rg does not follow them.
+Ignore rules are those of the pure-Python fallback (``.gitignore``, ``.ignore`` and ``.rgignore``
+files in the directory and its ancestors, with rg's precedence; the ``--glob`` excludes; ``.git``
+never; not git's info/exclude nor the global excludes file); a directory rg itself listed a file
+in is shown whatever they say. Symlinks are not followed, as rg does not follow them.
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
 """Pure-Python stand-in for rg when no binary is available: same queries, same results.
 
-Best-effort .gitignore support (per-directory files; ``*``, ``?``, ``**``, ``/``-anchored and
-``dir/`` patterns, ``!`` negation), hidden files included, ``.git`` and symlinks skipped (as rg
-does without ``--follow``), binary files (a NUL in the first 8 KiB) not searched.
+Best-effort ignore-file support (per-directory ``.gitignore``, ``.ignore`` and ``.rgignore``, with
+rg's precedence between them; ``*``, ``?``, ``**``, ``/``-anchored and ``dir/`` patterns, ``!``
+negation; not git's info/exclude nor the global excludes file), hidden files included, ``.git``
+and symlinks skipped (as rg does without ``--follow``), binary files (a NUL in the first 8 KiB)
+not searched.
 """
 
 from __future__ import annotations
@@ -67,13 +69,20 @@ class IgnoreRule:
     regex: re.Pattern[str]
     negated: bool
     dir_only: bool
-    base: str  # relative dir of the .gitignore that holds it ("" for root)
-    #: For a .gitignore above the root: the root's path relative to that file's directory.
+    base: str  # relative dir of the ignore file that holds it ("" for root)
+    #: For an ignore file above the root: the root's path relative to that file's directory.
     above: str = ""
+    #: Which file it came from: an index into IGNORE_FILES.
+    source: int = 0
+
+
+#: The ignore files rg reads in each directory, weakest first: a match in a stronger kind of
+#: file decides, whatever the depth of the weaker one (rg: .rgignore, then .ignore, then .gitignore).
+IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")
 
 
 def parent_ignores(root: str) -> list[IgnoreRule]:
-    """Rules of .gitignore files in the root's ancestors, as rg reads them (--no-require-git)."""
+    """Rules of ignore files in the root's ancestors, as rg reads them (--no-require-git)."""
     rules: list[IgnoreRule] = []
     child = os.path.abspath(root)
     parts: list[str] = []
@@ -89,19 +98,20 @@ def parent_ignores(root: str) -> list[IgnoreRule]:
 
 def read_ignore(directory: str, rel: str) -> list[IgnoreRule]:
     rules: list[IgnoreRule] = []
-    try:
-        with open(os.path.join(directory, ".gitignore"), encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().splitlines()
-    except OSError:
-        return rules
-    for line in lines:
-        line = line.rstrip()
-        if not line or line.startswith("#"):
+    for source, name in enumerate(IGNORE_FILES):
+        try:
+            with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as handle:
+                lines = handle.read().splitlines()
+        except OSError:
             continue
-        negated = line.startswith("!")
-        line = line[1:] if negated else line
-        dir_only = line.endswith("/")
-        rules.append(IgnoreRule(glob_to_regex(line.rstrip("/")), negated, dir_only, rel))
+        for line in lines:
+            line = line.rstrip()
+            if not line or line.startswith("#"):
+                continue
+            negated = line.startswith("!")
+            line = line[1:] if negated else line
+            dir_only = line.endswith("/")
+            rules.append(IgnoreRule(glob_to_regex(line.rstrip("/")), negated, dir_only, rel, source=source))
     return rules
 
 
@@ -113,13 +123,15 @@ def _relative_to_rule(rule: IgnoreRule, rel: str) -> str:
 
 
 def ignored(rel: str, is_dir: bool, rules: list[IgnoreRule]) -> bool:
-    verdict = False
+    """Per kind of ignore file the last matching rule (the nearest file's) decides; the strongest
+    kind with a match decides in the end."""
+    verdicts: dict[int, bool] = {}
     for rule in rules:
         if rule.dir_only and not is_dir:
             continue
         if rule.regex.match(_relative_to_rule(rule, rel)):
-            verdict = not rule.negated
-    return verdict
+            verdicts[rule.source] = not rule.negated
+    return verdicts[max(verdicts)] if verdicts else False
 
 
 class GlobSet:

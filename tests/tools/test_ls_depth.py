@@ -100,3 +100,24 @@ def test_depth_does_not_list_what_is_past_a_symlink(tmp_path: Path) -> None:
     make(ws, ["real/f.txt"])
     (ws / "link").symlink_to(outside, target_is_directory=True)
     assert listing(ws, {"depth": 1}, True) == [f"- {ws}/", "  - real/"]
+
+
+@pytest.mark.parametrize(
+    "ignore_files",
+    [
+        {".ignore": "*.txt\n", "sub/.gitignore": "!keep.txt\n"},  # .ignore outranks a nearer .gitignore
+        {".gitignore": "*.txt\n", "sub/.ignore": "!keep.txt\n"},
+        {".gitignore": "*.txt\n", "sub/.gitignore": "keep.txt\n", ".ignore": "!keep.txt\n"},
+        {".rgignore": "only_txt/\n", ".ignore": "!only_txt/\n"},
+    ],
+)
+def test_ignore_files_of_every_kind_as_rg_reads_them(tmp_path: Path, ignore_files: dict[str, str]) -> None:
+    ws = tmp_path / "ws"
+    make(ws, ["sub/keep.txt", "sub/other.txt", "sub/x.md", "only_txt/deeper/a.txt", "deep/er/b.txt"])
+    for rel, text in ignore_files.items():
+        (ws / rel).write_text(text)
+    full = listing(ws, {}, True)
+    assert listing(ws, {}, False) == full  # the fallback reads them as rg does
+    for depth in (1, 2):
+        assert listing(ws, {"depth": depth}, True) == within(full, depth)
+        assert listing(ws, {"depth": depth}, False) == within(full, depth)
