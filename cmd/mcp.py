@@ -1,5 +1,5 @@
 """``python -m cmd.mcp`` from the repository root: the MCP server. All logic lives in
-agent_toolsmith.mcp_server."""
+agent_toolsmith.mcp_server (the package)."""
 
 import sys
 

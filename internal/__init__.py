@@ -26,8 +26,8 @@ _EXPORTS = {
     "allow_all": ".permission",
     "read_only_policy": ".permission",
     "ToolPolicy": ".permission",
-    "ToolResponse": ".llm.tools.tools",
-    "ToolInfo": ".llm.tools.tools",
+    "ToolResponse": ".llm.tools.contract",
+    "ToolInfo": ".llm.tools.contract",
     "available_skills_xml": ".skills",
     "ToolCall": ".llm.providers",
     "declarations": ".llm.providers",
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from .config import Config
     from .errors import ToolError
     from .llm.providers import ToolCall, declarations, parse_tool_call, tool_result_for
-    from .llm.tools.tools import ToolInfo, ToolResponse
+    from .llm.tools.contract import ToolInfo, ToolResponse
     from .permission import Decision, PermissionRequest, ToolPolicy, allow_all, read_only_policy
     from .session import Session
     from .skills import available_skills_xml

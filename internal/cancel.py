@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from .errors import ToolCancelled
+from .wakeup import Waiter, wake
 
 T = TypeVar("T")
 
@@ -28,15 +29,13 @@ class CancelToken:
     def __init__(self) -> None:
         self._cancelled = False
         self._lock = threading.Lock()
-        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._waiters: list[Waiter] = []
 
     def cancel(self) -> None:
         with self._lock:
             self._cancelled = True
             waiters, self._waiters = self._waiters, []
-        for loop, future in waiters:
-            with contextlib.suppress(RuntimeError):  # that loop is already closed
-                loop.call_soon_threadsafe(_resolve, future)
+        wake(waiters)
 
     @property
     def cancelled(self) -> bool:
@@ -58,11 +57,6 @@ class CancelToken:
     def raise_if_cancelled(self) -> None:
         if self._cancelled:
             raise ToolCancelled("Tool call was aborted")
-
-
-def _resolve(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
 
 
 async def race_cancel(awaitable: Awaitable[T], token: CancelToken) -> T:

@@ -11,7 +11,7 @@
 Exit codes: 0 the tool succeeded, 1 the tool returned an error, 2 usage or invalid parameters.
 With ``--session`` the session's state (files read, shell cwd/env) is kept under the state
 directory between invocations, so ``view`` then ``edit`` works from a script; the calls run in
-the session's host process (internal/session_host.py, docs/cli-session-host.md), which keeps
+the session's host process (internal/session_host/, docs/cli-session-host.md), which keeps
 its language servers warm until it has been idle for a while or ``--end`` stops it.
 """
 
@@ -293,7 +293,7 @@ def _print(envelope: dict[str, Any], as_json: bool, stdout: TextIO) -> None:
 
 def _describe_tools(args: argparse.Namespace, cwd: Path, config: Any, stdout: TextIO) -> int:
     """--list and --schema: the built-in tools and the workspace's custom tools."""
-    from .llm.tools.tools import ToolRegistry
+    from .llm.tools.registry import ToolRegistry
 
     registry = ToolRegistry.for_workspace(Path(os.path.realpath(cwd)), config, args.profile)
     tools = [tool.info() for tool in registry.tools()]

@@ -30,6 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import describe_value
+from .fsutil.paths import from_workspace
+
 #: Default bound on any tool's text: lines and bytes (SPEC §2).
 DEFAULT_MAX_OUTPUT_LINES = 2000
 DEFAULT_MAX_OUTPUT_BYTES = 50 * 1024
@@ -45,7 +48,7 @@ DEFAULT_MAX_JOBS = 16
 DEFAULT_PROTECTED_DIRS: tuple[str, ...] = (".git", ".toolsmith")
 
 #: How long a CLI session's host process waits for a call before it exits (seconds; see
-#: internal/session_host.py and docs/cli-session-host.md).
+#: internal/session_host/ and docs/cli-session-host.md).
 DEFAULT_SESSION_HOST_IDLE_S = 600
 
 #: The environment variable that moves the state directory.
@@ -146,7 +149,7 @@ class Config:
     #: Seconds without a call after which a CLI ``--session`` host process exits.
     session_host_idle_s: int = DEFAULT_SESSION_HOST_IDLE_S
     #: MCP over HTTP: a file holding the bearer token(s), and extra Host names clients may use
-    #: (see internal/mcp_guard.py and docs/security.md).
+    #: (see internal/mcp_server/http_guard.py and docs/security.md).
     mcp_token_file: Path | None = None
     mcp_allowed_hosts: list[str] = field(default_factory=list)
 
@@ -285,20 +288,6 @@ LSP_SERVER_KEYS: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return f"the number {value!r}"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a table"
-    return type(value).__name__
-
-
 def _unknown(where: str, key: str, known: list[str]) -> ConfigError:
     close = difflib.get_close_matches(key, known, n=1)
     hint = f" Did you mean '{close[0]}'?" if close else ""
@@ -309,7 +298,7 @@ def _checked(where: str, key: str, check: Callable[[Any], Any], value: Any) -> A
     try:
         return check(value)
     except _Wrong as wrong:
-        got = wrong.got or _json_type(value)
+        got = wrong.got or describe_value(value, "toml")
         raise ConfigError(f"{where}: '{key}' must be {wrong.expected}, got {got}.") from None
 
 
@@ -379,15 +368,10 @@ def _read_table(table: Mapping[str, Any], prefix: str, where: str, workspace: Pa
         if dotted == "lsp.servers":
             checked = check_lsp_servers(checked, where)
         elif spec.paths == "path":
-            checked = _from_workspace(checked, workspace)
+            checked = from_workspace(workspace, checked)
         elif spec.paths == "paths":
-            checked = [_from_workspace(p, workspace) for p in checked]
+            checked = [from_workspace(workspace, p) for p in checked]
         out[spec.field] = checked
-
-
-def _from_workspace(raw: str, workspace: Path) -> Path:
-    path = Path(os.path.expanduser(raw))
-    return path if path.is_absolute() else workspace / path
 
 
 def _merge(values: dict[str, Any], layer: dict[str, Any]) -> None:

@@ -12,7 +12,29 @@ that every code set in the source is listed there).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
+
+#: A number longer than this is described by its length, not shown.
+MAX_SHOWN_NUMBER = 40
+
+
+def describe_value(value: Any, dialect: Literal["json", "toml"] = "json") -> str:
+    """What kind of value the caller gave, in the words of its format ("an object" in JSON
+    parameters, "a table" in a TOML config file), for "expected X, got Y" messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        shown = repr(value)
+        return f"the number {shown}" if len(shown) <= MAX_SHOWN_NUMBER else f"a number of {len(shown)} digits"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array" if dialect == "json" else "a list"
+    if isinstance(value, dict):
+        return "an object" if dialect == "json" else "a table"
+    return type(value).__name__
 
 
 class ToolError(Exception):

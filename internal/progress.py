@@ -31,7 +31,6 @@ class OutputProgress:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._pending = bytearray()
         self._last = float("-inf")  # the first output goes out at once
-        self.sent_bytes = 0
 
     def write(self, chunk: bytes) -> None:
         self._pending += chunk
@@ -47,7 +46,6 @@ class OutputProgress:
     def _send(self, *, final: bool) -> None:
         data = bytes(self._pending)
         self._pending.clear()
-        self.sent_bytes += len(data)
         text = self._decoder.decode(data, final=final)
         if text:
             self._progress("output", {"tool": self._tool, "text": text})

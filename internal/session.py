@@ -27,15 +27,10 @@ from .file_tracker import FileTracker
 from .fsutil.atomic import atomic_write
 from .fsutil.commit import recover
 from .fsutil.locks import PathLocks
-from .llm.tools.tools import (
-    DiagnosticsSource,
-    Progress,
-    ToolContext,
-    ToolInfo,
-    ToolRegistry,
-    ToolResponse,
-    run_tool,
-)
+from .llm.tools.context import ToolContext
+from .llm.tools.contract import DiagnosticsSource, Progress, ToolInfo, ToolResponse
+from .llm.tools.registry import ToolRegistry
+from .llm.tools.runner import run_tool
 from .permission import Asker, PermissionService, ToolPolicy, allow_all, refusing_writes
 from .shell.state import ShellState
 from .state import PRIVATE_FILE_MODE, check_session_id
@@ -47,6 +42,37 @@ log = logging.getLogger("toolsmith")
 
 
 class Session:
+    """One agent session: the tools, their services, and the state calls share.
+
+    ``await session.run(tool, params)`` runs one call and always returns a ToolResponse (a
+    failure is a response with ``is_error`` and a ``metadata["error"]`` code, see
+    docs/error-codes.md); ``await session.close()`` stops the language servers and every process
+    the session's calls started. One Session per conversation: what it remembers (which files
+    were read, the shell's cwd and environment, background jobs, checkpoints) belongs to it.
+
+    Arguments (all but ``workspace`` by keyword):
+
+    - ``workspace``: the directory the tools work in; paths are resolved from it, and writes are
+      confined to it and ``config.allowed_dirs`` (unless ``config.confine_writes`` is off).
+    - ``session_id``: names the session's state (spill files, shell state, change log) under the
+      state directory; a new random id by default. Reusing an id continues that state.
+    - ``config``: the settings (config.py; ``Config.load`` reads the TOML files); defaults otherwise.
+    - ``asker``: called for every permission request that no rule decides; ``allow_all`` by
+      default (an embedder with a user in the loop passes its own).
+    - ``progress``: called with ``(kind, data)`` while a call runs (output lines, diagnostics
+      status); per-call ``progress`` in :meth:`run` overrides it.
+    - ``lsp``: the diagnostics source; None starts the configured language servers on demand
+      (when ``config.lsp_enabled``), or pass an embedder's own source.
+    - ``locks``: path locks to share with other sessions on the same files, so two sessions
+      never interleave a read-modify-write of one file (the session's own set by default).
+    - ``tool_policy``: which tools this session offers (``ToolPolicy(read_only=True)`` offers only
+      the read-only ones and refuses writes).
+    - ``audit``: an audit log shared with other sessions (the owner closes it); None writes one to
+      ``config.audit_log`` when that is set.
+    - ``profile``: the tool shapes the model sees: ``default``, ``claude`` or ``codex``
+      (llm/profiles/); every profile runs the same engine tools.
+    """
+
     def __init__(
         self,
         workspace: str | os.PathLike[str] = ".",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -15,6 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .state import StateDir, open_private
+
+#: Control sequences terminal programs print (CSI: colours, cursor moves; OSC: titles, links;
+#: two-byte escapes): not for the model. Shared by tty jobs and notebook outputs.
+ANSI_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+
+
+def strip_ansi(text: str) -> str:
+    return ANSI_ESCAPE.sub("", text)
+
 
 #: Spill files (full outputs of bash and fetch) live in one directory of the state dir, shared by
 #: every session, under one budget: older than a day, past the newest SPILL_BUDGET_FILES, or past
@@ -43,8 +53,6 @@ def shorten_line(line: str, max_chars: int) -> str:
 class Bounded:
     text: str
     truncated: bool
-    #: Lines dropped from the middle (head+tail) or the end (head only).
-    omitted_lines: int = 0
 
 
 def head_tail(text: str, max_chars: int) -> Bounded:
@@ -64,7 +72,7 @@ def head_tail(text: str, max_chars: int) -> Bounded:
         tail = tail[tail.find("\n") + 1 :]
     middle = text[len(head) : len(text) - len(tail)]
     omitted = middle.count("\n") + (0 if middle.endswith("\n") or not middle else 1)
-    return Bounded(f"{head}\n... [{omitted} lines truncated] ...\n\n{tail}", True, omitted)
+    return Bounded(f"{head}\n... [{omitted} lines truncated] ...\n\n{tail}", True)
 
 
 def new_spill_path(state: StateDir, session_id: str, tool: str) -> Path:
@@ -235,7 +243,7 @@ class SpillingBuffer:
         if "\n" in tail[:-1]:
             tail = tail[tail.find("\n") + 1 :]
         omitted = max(self.newlines - head.count("\n") - tail.count("\n"), 0)
-        return Bounded(f"{head}\n... [{omitted} lines truncated] ...\n\n{tail}", True, omitted)
+        return Bounded(f"{head}\n... [{omitted} lines truncated] ...\n\n{tail}", True)
 
 
 #: The documented token estimate for caps expressed in tokens (``max_output_tokens``): UTF-8

@@ -100,7 +100,7 @@ def _marked_processes(needle: bytes) -> Iterator[tuple[int, str]]:
         yield int(entry), cmdline.strip()
 
 from agent_toolsmith.config import Config  # noqa: E402
-from agent_toolsmith.llm.tools.tools import ToolResponse  # noqa: E402
+from agent_toolsmith.llm.tools.contract import ToolResponse  # noqa: E402
 from agent_toolsmith.session import Session  # noqa: E402
 
 

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from agent_toolsmith.errors import ToolError
 from agent_toolsmith.file_tracker import FileTracker
-from agent_toolsmith.llm.tools.tools import all_tools, run_tool
+from agent_toolsmith.llm.tools.builtins import all_tools
+from agent_toolsmith.llm.tools.runner import run_tool
 from agent_toolsmith.permission import Decision, PermissionRequest, PermissionService
 from hypothesis import given
 from hypothesis import strategies as st

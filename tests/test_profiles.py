@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 from agent_toolsmith.config import Config
 from agent_toolsmith.diff.patch import parse_patch
-from agent_toolsmith.llm.profiles import PROFILES, ProfileTool, profile_tools
+from agent_toolsmith.llm.profiles import PROFILES, profile_tools
+from agent_toolsmith.llm.profiles.base import ProfileTool
 from agent_toolsmith.llm.profiles.codex import PATCH_GRAMMAR
 from agent_toolsmith.llm.providers import PROVIDERS, check_declaration, declarations, parse_tool_call, tool_result_for
+from agent_toolsmith.llm.tools.builtins import get_tool
 from agent_toolsmith.llm.tools.params import parse_params
-from agent_toolsmith.llm.tools.tools import get_tool
 from agent_toolsmith.session import Session
 from hypothesis import given
 from hypothesis import strategies as st
@@ -197,7 +198,8 @@ def test_a_profile_edit_leaves_the_file_the_engine_edit_leaves(case: tuple[list[
 
 
 def test_the_mcp_server_offers_every_profile_and_speaks_it(tmp_path: Path) -> None:
-    from agent_toolsmith.mcp_server import MCP_PROFILES, ToolsmithServer
+    from agent_toolsmith.mcp_server import ToolsmithServer
+    from agent_toolsmith.mcp_server.cli import MCP_PROFILES
 
     assert MCP_PROFILES == PROFILES
     server = ToolsmithServer(tmp_path, Config(lsp_enabled=False), profile="codex")

@@ -15,7 +15,7 @@ from agent_toolsmith.llm.providers import (
     parse_tool_call,
     tool_result_for,
 )
-from agent_toolsmith.llm.tools.tools import ImageAttachment, ToolInfo, ToolResponse
+from agent_toolsmith.llm.tools.contract import ImageAttachment, ToolInfo, ToolResponse
 
 FIXTURES = Path(__file__).resolve().parents[1] / "testdata" / "providers"
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from agent_toolsmith.config import Config, read_config_file
 from agent_toolsmith.llm.providers import declarations
-from agent_toolsmith.llm.tools.tools import ToolRegistry
+from agent_toolsmith.llm.tools.registry import ToolRegistry
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()

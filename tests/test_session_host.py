@@ -139,7 +139,7 @@ def test_concurrent_first_calls_start_exactly_one_host(workspace: Path) -> None:
 
 
 def _host_pids() -> list[int]:
-    from agent_toolsmith.session_host import _BOOTSTRAP
+    from agent_toolsmith.session_host.client import _BOOTSTRAP
 
     return [
         int(c.parent.name)
@@ -167,6 +167,67 @@ def test_a_stale_socket_is_replaced(workspace: Path) -> None:
     assert proc.returncode == 0 and proc.stderr == "", proc.stdout + proc.stderr
     assert host_pid("stale") != 999999999 and alive(host_pid("stale"))
     assert (p.socket.stat().st_mode & 0o777) == 0o600 and (p.directory.stat().st_mode & 0o777) == 0o700
+
+
+
+def test_a_loose_session_directory_is_made_private_before_the_socket_is_bound(workspace: Path) -> None:
+    p = paths("loose")
+    p.directory.mkdir(parents=True)
+    p.directory.chmod(0o755)  # made by something else, readable and searchable by everyone
+    (workspace / "f.txt").write_text("x\n")
+    proc = cli(workspace, "view", '{"file_path": "f.txt"}', session="loose")
+    assert proc.returncode == 0 and proc.stderr == "", proc.stdout + proc.stderr
+    assert alive(host_pid("loose"))
+    assert (p.directory.stat().st_mode & 0o777) == 0o700 and (p.socket.stat().st_mode & 0o777) == 0o600
+
+
+def test_a_symlinked_session_directory_gets_no_host(workspace: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    (state_dir() / "sessions").mkdir(exist_ok=True, mode=0o700)
+    paths("linked").directory.symlink_to(elsewhere)
+    (workspace / "f.txt").write_text("x\n")
+    proc = cli(workspace, "view", '{"file_path": "f.txt"}', session="linked")
+    assert proc.returncode == 0 and "1|x" in proc.stdout, proc.stdout + proc.stderr
+    assert "it is a symbolic link" in proc.stderr and "running this call in-process" in proc.stderr, proc.stderr
+    assert not (elsewhere / "host.sock").exists() and not (elsewhere / "host.pid").exists()
+    assert running_hosts(state_dir()) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a directory to another user needs root")
+def test_a_session_directory_of_another_user_gets_no_host(workspace: Path) -> None:
+    p = paths("theirs")
+    p.directory.mkdir(parents=True, mode=0o700)
+    os.chown(p.directory, 65534, 65534)
+    (workspace / "f.txt").write_text("x\n")
+    proc = cli(workspace, "view", '{"file_path": "f.txt"}', session="theirs")
+    assert proc.returncode == 0 and "1|x" in proc.stdout, proc.stdout + proc.stderr
+    assert "belongs to uid 65534, not to this user" in proc.stderr, proc.stderr
+    assert not p.socket.exists() and running_hosts(state_dir()) == []
+
+
+def test_the_socket_is_bound_in_the_checked_directory_even_if_its_path_is_swapped(tmp_path: Path) -> None:
+    """The bind goes through the descriptor of the directory that was checked: a directory moved
+    away and replaced at the same path afterwards never gets the socket."""
+    from agent_toolsmith.session_host.host import bind_private_socket, open_private_directory
+
+    checked = tmp_path / "d"
+    checked.mkdir(mode=0o755)
+    fd = open_private_directory(checked)
+    try:
+        checked.rename(tmp_path / "moved")
+        checked.mkdir(mode=0o777)  # what someone else could put at the old path
+        sock = bind_private_socket(fd, "host.sock")
+    finally:
+        os.close(fd)
+    with sock:
+        sock.listen()
+        assert not (checked / "host.sock").exists()
+        bound = tmp_path / "moved" / "host.sock"
+        assert (bound.stat().st_mode & 0o777) == 0o600 and ((tmp_path / "moved").stat().st_mode & 0o777) == 0o700
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+            client.settimeout(WAIT_S)
+            client.connect(str(bound))
 
 
 def test_the_host_exits_when_idle(workspace: Path) -> None:

@@ -9,7 +9,7 @@ fresh process per command gives exact exit codes and a process group that can be
 stdin is ``/dev/null`` and the environment disables pagers, editors and prompts, so commands
 that would wait for a terminal (``git commit`` without ``-m``, ``less``, ``read``) return instead
 of hanging. When the shell exits, output still arriving is drained briefly; then anything left in
-its process tree (``cmd &``, ``setsid``/``nohup`` daemons; see proc.py) is terminated, and the
+its process tree (``cmd &``, ``setsid``/``nohup`` daemons; see proc/) is terminated, and the
 result counts it so the model learns to use ``run_in_background`` instead.
 """
 

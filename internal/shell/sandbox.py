@@ -53,10 +53,6 @@ GIT_READ_ONLY_HINT = (
 )
 
 
-class SandboxUnavailable(Exception):
-    """bubblewrap is missing or cannot create namespaces here; the message says which."""
-
-
 def find_bwrap() -> str | None:
     return shutil.which("bwrap")
 

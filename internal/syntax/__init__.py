@@ -10,8 +10,9 @@ Importing this package does not import tree-sitter: that happens on the first pa
 """
 
 from .gate import GATE_MODES, GateMode, Verdict, judge, would_be_lines
+from .issues import SyntaxIssue
 from .languages import language_for
-from .parse import MAX_PARSE_BYTES, MAX_PARSE_SECONDS, Parsed, SyntaxCache, SyntaxIssue, inside_literal, parse
+from .parse import MAX_PARSE_BYTES, MAX_PARSE_SECONDS, Parsed, SyntaxCache, inside_literal, parse
 
 __all__ = [
     "GATE_MODES",

@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .parse import Parsed, SyntaxCache, SyntaxIssue, changed_range, parse
+from .issues import SyntaxIssue
+from .parse import Parsed, SyntaxCache, changed_range, parse
 
 #: What the gate does with a change that breaks a clean file (config ``[edit] syntax_gate``).
 GateMode = Literal["refuse", "warn", "off"]

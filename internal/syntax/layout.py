@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .parse import SyntaxIssue
+from .issues import SyntaxIssue
 
 if TYPE_CHECKING:
     from tree_sitter import Node

@@ -13,6 +13,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .issues import SyntaxIssue
 from .languages import language_for
 
 if TYPE_CHECKING:
@@ -28,18 +29,6 @@ PARSE_CHUNK_BYTES = 64 * 1024
 MAX_CACHED_TREES = 16
 #: Syntax errors listed per file in a result.
 MAX_ERRORS_LISTED = 5
-
-
-@dataclass(frozen=True)
-class SyntaxIssue:
-    """One syntax error: 1-based line and column (in characters), and what the parser saw."""
-
-    line: int
-    column: int
-    message: str
-
-    def where(self) -> str:
-        return f"{self.line}:{self.column}"
 
 
 @dataclass(frozen=True)

@@ -146,9 +146,21 @@ def test_the_server_module_loads_no_tool_before_initialize() -> None:
     assert done.stdout.strip() == "[]"
 
 
+
+def test_without_the_sdk_the_command_says_how_to_install_it() -> None:
+    """The server's modules import without the optional SDK, so the command can explain."""
+    probe = (
+        "import sys; sys.modules['mcp_types'] = None; "  # what a Python without the extra sees
+        "from agent_toolsmith.mcp_server import main; sys.exit(main(['--cwd', '.']))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=WAIT_S, cwd=ROOT)
+    assert done.returncode == 2, done.stderr
+    assert "missing module 'mcp_types'" in done.stderr and "pip install 'agent-toolsmith[mcp]'" in done.stderr
+
+
 def test_one_shot_sessions_close_sooner_than_busy_ones_and_running_ones_stay(workspace: Path) -> None:
     from agent_toolsmith.config import Config
-    from agent_toolsmith.mcp_server import ONE_SHOT_IDLE_S, ToolsmithServer, _Entry
+    from agent_toolsmith.mcp_server.server import ONE_SHOT_IDLE_S, ToolsmithServer, _Entry
     from agent_toolsmith.session import Session
 
     server = ToolsmithServer(workspace, Config(lsp_enabled=False), session_idle_s=10 * ONE_SHOT_IDLE_S)

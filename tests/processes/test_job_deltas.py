@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 from agent_toolsmith.proc import ProcessSupervisor
-from agent_toolsmith.shell.jobs import Job, JobTable
+from agent_toolsmith.shell.job import Job
+from agent_toolsmith.shell.jobs import JobTable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

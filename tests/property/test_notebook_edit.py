@@ -113,7 +113,7 @@ def odd_layout(sources: list[str]) -> str:
 def test_an_odd_layout_is_kept_byte_for_byte_outside_the_edited_cell(
     existing: list[str], new_source: str, mode: str, pick: int
 ) -> None:
-    from agent_toolsmith.documents.notebook import cell_spans
+    from agent_toolsmith.documents.notebook_edit import cell_spans
 
     with tempfile.TemporaryDirectory() as tmp:
         workspace = Path(os.path.realpath(tmp))

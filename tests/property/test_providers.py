@@ -10,8 +10,10 @@ from typing import Any
 from agent_toolsmith.config import Config
 from agent_toolsmith.llm.providers import PROVIDERS, check_declaration, declarations
 from agent_toolsmith.llm.providers.strict import strict_schema
+from agent_toolsmith.llm.tools.builtins import all_tools
+from agent_toolsmith.llm.tools.contract import ToolInfo
 from agent_toolsmith.llm.tools.params import parse_params
-from agent_toolsmith.llm.tools.tools import ToolInfo, ToolRegistry, all_tools
+from agent_toolsmith.llm.tools.registry import ToolRegistry
 from hypothesis import given
 from hypothesis import strategies as st
 

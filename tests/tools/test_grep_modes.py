@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from agent_toolsmith.config import Config
-from agent_toolsmith.llm.tools.tools import ToolResponse
+from agent_toolsmith.llm.tools.contract import ToolResponse
 from agent_toolsmith.ripgrep.runner import find_rg
 from hypothesis import given
 from hypothesis import strategies as st

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 from agent_toolsmith.config import Config
-from agent_toolsmith.llm.tools.tools import ToolResponse
+from agent_toolsmith.llm.tools.contract import ToolResponse
 from agent_toolsmith.permission import Decision, PermissionRequest
 from agent_toolsmith.session import Session
 from agent_toolsmith.shell import sandbox
-from agent_toolsmith.shell.jobs import JOB_RING_BYTES
+from agent_toolsmith.shell.job_buffer import JOB_RING_BYTES
 
 from tests.conftest import make_session
 from tests.processes.test_supervisor import leftovers

@@ -10,7 +10,7 @@ from typing import Any
 
 import nbformat
 import pytest
-from agent_toolsmith.llm.tools.tools import ToolResponse
+from agent_toolsmith.llm.tools.contract import ToolResponse
 
 from tests.conftest import Runner
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 from agent_toolsmith.config import Config
+from agent_toolsmith.llm.tools.contract import ToolResponse
 from agent_toolsmith.llm.tools.read_many import MAX_PATHS
-from agent_toolsmith.llm.tools.tools import ToolResponse
 from agent_toolsmith.permission import Decision, PermissionRequest
 from agent_toolsmith.session import Session
 

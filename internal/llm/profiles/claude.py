@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..tools.contract import ToolResponse
 from ..tools.grep import MAX_CONTEXT_LINES, MAX_HEAD_LIMIT
 from ..tools.params import param
-from ..tools.tools import ToolResponse
-from . import ProfileTool, one_based_offsets
+from .base import ProfileTool, one_based_offsets
 
 
 def _drop_none(values: dict[str, Any]) -> dict[str, Any]:

@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...truncate import cap_tokens, estimate_tokens
+from ..tools.context import ToolContext
+from ..tools.contract import ToolResponse
 from ..tools.grep import MAX_HEAD_LIMIT
 from ..tools.params import param
-from ..tools.tools import ToolContext, ToolResponse, run_engine_tool
-from . import ProfileTool, one_based_offsets
+from ..tools.runner import run_engine_tool
+from .base import ProfileTool, one_based_offsets
 
 #: Our patch format (diff/patch.py) as a Lark grammar, for providers that constrain a free-form
 #: tool's input. It describes the canonical form; the parser also tolerates more (surrounding

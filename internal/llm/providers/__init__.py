@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from types import ModuleType
 from typing import Any
 
-from ..tools.tools import ToolInfo, ToolResponse
+from ..tools.contract import ToolInfo, ToolResponse
 from .calls import ToolCall
 
 PROVIDERS = ("anthropic", "openai", "openai-chat", "gemini")

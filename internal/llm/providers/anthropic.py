@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..tools.tools import ToolInfo, ToolResponse
+from ..tools.contract import ToolInfo, ToolResponse
 from .calls import ToolCall, require
 
 NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..tools.tools import ToolResponse
+from ..tools.contract import ToolResponse
 
 
 @dataclass(frozen=True)
@@ -50,3 +50,15 @@ def images_note(response: ToolResponse) -> str:
         return ""
     kinds = ", ".join(sorted({image.media_type for image in response.images}))
     return f"\n\n({count} image(s) ({kinds}) not shown: this API's tool results carry text only.)"
+
+
+def subschemas(node: dict[str, Any], path: str) -> list[tuple[Any, str]]:
+    """A JSON Schema node's children with the paths a problem report names them by: each
+    property, the array items, each anyOf branch (what the providers' checkers walk)."""
+    properties = node.get("properties") or {}
+    children: list[tuple[Any, str]] = [(child, f"{path}.{name}") for name, child in properties.items()]
+    if "items" in node:
+        children.append((node["items"], f"{path}[]"))
+    children += [(branch, f"{path}.anyOf[{i}]") for i, branch in enumerate(node.get("anyOf", []))]
+    return children
+

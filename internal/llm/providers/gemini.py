@@ -14,8 +14,8 @@ import json
 import re
 from typing import Any
 
-from ..tools.tools import ToolInfo, ToolResponse
-from .calls import ToolCall
+from ..tools.contract import ToolInfo, ToolResponse
+from .calls import ToolCall, subschemas
 
 #: Schema fields kept (Gemini API reference, ``Schema``); others are dropped.
 GEMINI_KEYWORDS = frozenset(
@@ -138,12 +138,9 @@ def _check_schema(node: Any, path: str) -> list[str]:
     properties = node.get("properties")
     if node.get("type") == "OBJECT" and not properties:
         problems.append(f"{path}: an OBJECT needs at least one property")
-    for name, child in (properties or {}).items():
+    for name in properties or {}:
         if not PARAMETER_NAME_RE.match(name):
             problems.append(f"{path}: property name {name!r} must match {PARAMETER_NAME_RE.pattern}")
-        problems += _check_schema(child, f"{path}.{name}")
-    if "items" in node:
-        problems += _check_schema(node["items"], f"{path}[]")
-    for i, branch in enumerate(node.get("anyOf", [])):
-        problems += _check_schema(branch, f"{path}.anyOf[{i}]")
+    for child, where in subschemas(node, path):
+        problems += _check_schema(child, where)
     return problems

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tools.tools import ToolInfo, ToolResponse
+from ..tools.contract import ToolInfo, ToolResponse
 from .calls import ToolCall, decode_arguments, images_note, require
 from .openai_responses import function
 from .strict import check_function

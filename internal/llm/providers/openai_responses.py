@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tools.tools import ToolInfo, ToolResponse
+from ..tools.contract import ToolInfo, ToolResponse
 from .calls import ToolCall, decode_arguments, require
 from .strict import check_function, strict_schema
 

@@ -15,6 +15,8 @@ import json
 import re
 from typing import Any
 
+from .calls import subschemas
+
 #: Keywords strict mode accepts (OpenAI "Supported schemas"); others are dropped.
 STRICT_KEYWORDS = frozenset(
     {
@@ -91,12 +93,8 @@ def check_strict(schema: Any, path: str = "parameters") -> list[str]:
             problems.append(f"{path}: additionalProperties must be false")
         if sorted(schema.get("required", [])) != sorted(properties):
             problems.append(f"{path}: required must list every property")
-        for name, child in properties.items():
-            problems += check_strict(child, f"{path}.{name}")
-    if "items" in schema:
-        problems += check_strict(schema["items"], f"{path}[]")
-    for i, branch in enumerate(schema.get("anyOf", [])):
-        problems += check_strict(branch, f"{path}.anyOf[{i}]")
+    for child, where in subschemas(schema, path):
+        problems += check_strict(child, where)
     return problems
 
 

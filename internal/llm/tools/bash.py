@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...shell.command_call import (
+from ...shell.job_report import report
+from .command_call import (
     DEFAULT_TIMEOUT_MS,
     MAX_OUTPUT_CHARS,
     MAX_TIMEOUT_MS,
     run_command_call,
     start_background_job,
 )
-from ...shell.jobs import report
+from .context import ProcessServices
+from .contract import Tool, ToolResponse
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 DESCRIPTION = f"""Runs a bash command and returns its combined stdout and stderr.
 
@@ -69,7 +70,7 @@ class BashTool(Tool):
     Params = BashParams
     open_world = True
 
-    async def run(self, params: BashParams, ctx: ToolContext) -> ToolResponse:
+    async def run(self, params: BashParams, ctx: ProcessServices) -> ToolResponse:
         if params.tty and not params.run_in_background:
             return ToolResponse(
                 "tty: true needs run_in_background: true (a terminal is for a job you talk to with job_input).",
@@ -93,7 +94,7 @@ FIRST_OUTPUT_WAIT_S = 0.3
 FIRST_OUTPUT_QUIET_S = 0.1
 
 
-async def _start_job(params: BashParams, ctx: ToolContext) -> ToolResponse:
+async def _start_job(params: BashParams, ctx: ProcessServices) -> ToolResponse:
     job = await start_background_job(
         params.command, ctx, tool="bash", tty=params.tty, timeout_ms=params.timeout, description=params.description
     )

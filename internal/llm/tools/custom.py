@@ -25,10 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...config import WORKSPACE_TOOLS_DIR, Config, user_tools_dir
-from ...shell.command_call import DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, run_command_call
 from ...shell.state import ShellState
+from .builtins import TOOL_MODULES
+from .command_call import DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, run_command_call
+from .context import ProcessServices
+from .contract import Tool, ToolInfo, ToolResponse
 from .params import param
-from .tools import TOOL_MODULES, Tool, ToolContext, ToolInfo, ToolResponse
 
 log = logging.getLogger("toolsmith")
 
@@ -60,7 +62,7 @@ class CustomTool(Tool):
         self._read_doc()
         return super().info()
 
-    async def run(self, params: CustomParams, ctx: ToolContext) -> ToolResponse:
+    async def run(self, params: CustomParams, ctx: ProcessServices) -> ToolResponse:
         self._read_doc()
         command = shlex.quote(str(self.program))
         if params.args.strip():

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...textmatch import EditRequest
+from .context import ToolContext
+from .contract import Tool, ToolResponse
 from .file import create_file, edit_file
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 DESCRIPTION = """Edits a file by replacing `old_string` with `new_string`.
 

@@ -8,14 +8,15 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit
 
-from ...errors import ToolError
+from ...errors import TimedOut, ToolError
 from ...fsutil.paths import quote_input
 from ...fsutil.textio import guess_encoding, looks_binary
 from ...progress import PROGRESS_INTERVAL_S
 from ...truncate import SpillingBuffer, new_spill_path
 from ...web.html import to_text
+from .context import CallServices
+from .contract import Tool, ToolResponse
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 #: Largest body read, whether announced by Content-Length or counted while streaming (seed 2.14).
 MAX_BODY_BYTES = 5 * 1024 * 1024
@@ -76,7 +77,7 @@ class FetchTool(Tool):
     open_world = True
     read_only = True
 
-    async def run(self, params: FetchParams, ctx: ToolContext) -> ToolResponse:
+    async def run(self, params: FetchParams, ctx: CallServices) -> ToolResponse:
         url = _checked_url(params.url)
         shown = quote_input(url)
         await ctx.require_permission(self.name, "fetch", url, f"fetch {shown}")
@@ -87,7 +88,7 @@ class FetchTool(Tool):
                 body = await _download(url, params.format, ctx, timeout)
                 text, note = await _convert(body, params.format, ctx)
         except TimeoutError as exc:
-            raise ToolError(f"Fetching {shown} timed out after {timeout} s (download and conversion).") from exc
+            raise TimedOut(f"Fetching {shown} timed out after {timeout} s (download and conversion).", timeout) from exc
         output = SpillingBuffer(MAX_OUTPUT_CHARS, lambda: new_spill_path(ctx.state, ctx.session_id, "fetch"))
         output.write(text.encode("utf-8", "surrogatepass"))
         output.close()
@@ -126,7 +127,7 @@ def _checked_url(url: str) -> str:
     return url
 
 
-async def _download(url: str, fmt: str, ctx: ToolContext, timeout: float) -> _Body:
+async def _download(url: str, fmt: str, ctx: CallServices, timeout: float) -> _Body:
     """GET ``url``, following redirects ourselves so that, with the SSRF guard on, every hop is
     checked (the guarded transport checks each address it connects to)."""
     import httpx  # lazy: the CLI should not pay for httpx unless it fetches
@@ -163,7 +164,7 @@ async def _download(url: str, fmt: str, ctx: ToolContext, timeout: float) -> _Bo
 _CHALLENGED = "\0challenged"
 
 
-async def _get(client: Any, url: str, headers: dict[str, str], ctx: ToolContext) -> _Body | str:
+async def _get(client: Any, url: str, headers: dict[str, str], ctx: CallServices) -> _Body | str:
     """The body, a redirect's Location, or _CHALLENGED."""
     async with client.stream("GET", url, headers=headers) as response:
         if response.is_redirect and response.headers.get("location"):
@@ -196,7 +197,7 @@ def _error_excerpt(body: _Body) -> str:
     return text[:ERROR_EXCERPT_CHARS]
 
 
-async def _read_capped(response: Any, ctx: ToolContext, total: int | None) -> bytes:
+async def _read_capped(response: Any, ctx: CallServices, total: int | None) -> bytes:
     """The body, at most MAX_BODY_BYTES; progress reports bytes so far at a bounded rate, and
     always the final count."""
     chunks: list[bytes] = []
@@ -225,7 +226,7 @@ def _decode(body: _Body) -> str:
     return body.data.decode(encoding, "replace")
 
 
-async def _convert(body: _Body, fmt: str, ctx: ToolContext) -> tuple[str, str]:
+async def _convert(body: _Body, fmt: str, ctx: CallServices) -> tuple[str, str]:
     """The text for ``fmt`` and a note about how it was made ("" when nothing to say)."""
     from ...web.convert import convert_page
 

@@ -28,7 +28,8 @@ from ...fsutil.textio import TextFile, decode_bytes, new_text_file, normalize_eo
 from ...syntax import Verdict, inside_literal, judge, parse, would_be_lines
 from ...textmatch import EditError, EditOutcome, EditRequest, apply_edits
 from ...textmatch.rebase import commutes
-from .tools import ToolContext, ToolResponse
+from .context import ToolContext
+from .contract import ToolResponse
 
 log = logging.getLogger("toolsmith")
 
@@ -178,11 +179,11 @@ def with_notes(text: str, notes: list[str], metadata: dict[str, Any]) -> str:
 
 def guard_notebooks(changes: Sequence[Change]) -> None:
     """Refuse text changes that would leave a notebook (.ipynb) that no longer parses or
-    validates; notebook_edit is the tool for notebooks (see documents/notebook.py)."""
+    validates; notebook_edit is the tool for notebooks (see documents/notebook_edit.py)."""
     for change in changes:
         if change.kind == "delete" or not is_notebook(change.path):
             continue
-        from ...documents.notebook import check_text_change
+        from ...documents.notebook_edit import check_text_change
 
         new = change.data if change.data is not None else change.expect
         was_notebook = change.kind == "write" or (change.source is not None and is_notebook(change.source))

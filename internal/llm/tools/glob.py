@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from ...fsutil.anchored import names_inside
 from ...fsutil.paths import require_directory
 from ...ripgrep import FileQuery, display, find_rg, list_files, newest_first
+from .context import ToolContext
+from .contract import Tool, ToolResponse
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 #: Files listed to the model.
 MAX_FILES_SHOWN = 100

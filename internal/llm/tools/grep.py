@@ -16,8 +16,9 @@ from ...fsutil.anchored import AnchoredDir, names_inside, open_dir, read_at
 from ...fsutil.paths import not_found_error
 from ...ripgrep import Match, SearchQuery, SearchResult, display, find_rg, newest_first, search
 from ...truncate import shorten_line
+from .context import ToolContext
+from .contract import Tool, ToolResponse
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 #: Entries (matching lines, files or counts) shown per call unless head_limit says otherwise.
 DEFAULT_HEAD_LIMIT = 100

@@ -6,11 +6,13 @@ import time
 from dataclasses import dataclass
 
 from ...errors import ToolError
-from ...shell.command_call import authorize_job_input
-from ...shell.jobs import Job, report
+from ...shell.job import Job
+from ...shell.job_report import report
+from .command_call import authorize_job_input
+from .context import ProcessServices
+from .contract import Tool, ToolResponse
 from .job_output import MAX_WAIT_MS
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 #: Default wait for the job's answer.
 DEFAULT_WAIT_MS = 1_000
@@ -48,7 +50,7 @@ class JobInputTool(Tool):
     Params = JobInputParams
     open_world = True
 
-    async def run(self, params: JobInputParams, ctx: ToolContext) -> ToolResponse:
+    async def run(self, params: JobInputParams, ctx: ProcessServices) -> ToolResponse:
         job = ctx.jobs.get(params.job_id)
         if not job.running:
             text, metadata = report(job, job.read_delta())

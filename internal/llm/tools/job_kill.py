@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...proc import KILL_GRACE_S, REAP_TIMEOUT_S
-from ...shell.jobs import report
+from ...shell.job_report import report
+from .context import ProcessServices
+from .contract import Tool, ToolResponse
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 DESCRIPTION = """Stops a background job (started by bash with run_in_background) and every process it
 started, and returns its last unread output and final state. Killing a job that already ended just
@@ -27,7 +28,7 @@ class JobKillTool(Tool):
     Params = JobKillParams
     idempotent = True
 
-    async def run(self, params: JobKillParams, ctx: ToolContext) -> ToolResponse:
+    async def run(self, params: JobKillParams, ctx: ProcessServices) -> ToolResponse:
         job = ctx.jobs.get(params.job_id)
         job.kill()
         finished = await job.finished(KILL_GRACE_S + REAP_TIMEOUT_S + 1)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ...shell.jobs import report
+from ...shell.job_report import report, summary
+from .context import ProcessServices
+from .contract import Tool, ToolResponse
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 #: The longest job_output (and job_input) may wait for output.
 MAX_WAIT_MS = 60_000
@@ -40,12 +41,12 @@ class JobOutputTool(Tool):
     Params = JobOutputParams
     read_only = True
 
-    async def run(self, params: JobOutputParams, ctx: ToolContext) -> ToolResponse:
+    async def run(self, params: JobOutputParams, ctx: ProcessServices) -> ToolResponse:
         if params.job_id is None:
             jobs = ctx.jobs.jobs()
             if not jobs:
                 return ToolResponse("No background jobs in this session.", metadata={"jobs": []})
-            lines = [job.summary() for job in jobs]
+            lines = [summary(job) for job in jobs]
             return ToolResponse("\n".join(lines), metadata={"jobs": [job.id for job in jobs]})
         job = ctx.jobs.get(params.job_id)
         started = time.monotonic()

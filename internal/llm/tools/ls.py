@@ -9,8 +9,9 @@ from ...fsutil.anchored import names_inside
 from ...fsutil.paths import require_directory
 from ...ripgrep import AUTO_IGNORED, FileQuery, display, find_rg, list_files
 from ...ripgrep.directories import shown_directories
+from .context import ToolContext
+from .contract import Tool, ToolResponse
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 #: Entries (files and directories) shown at most.
 MAX_ENTRIES = 1000

@@ -14,8 +14,9 @@ from urllib.parse import unquote, urlsplit
 from ...errors import ToolError
 from ...fsutil.paths import is_within, not_found_error
 from ...lsp.diagnostics import format_report
+from .context import ToolContext
+from .contract import Tool, ToolResponse
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 #: Locations and symbols listed at most.
 MAX_RESULTS = 100

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from ...errors import ToolError
 from ...fsutil.textio import new_text_file
 from ...textmatch import EditError, EditRequest, apply_edits
+from .context import ToolContext
+from .contract import Tool, ToolResponse
 from .file import create_file, edit_file
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 DESCRIPTION = """Makes several edits to one file in a single call. Prefer this tool over several edit calls
 when you need to make multiple changes to the same file.

@@ -11,12 +11,13 @@ from ...diff import diff_metadata
 from ...documents import is_notebook
 from ...errors import ToolError
 from ...fsutil.commit import Change
+from .context import ToolContext
+from .contract import Tool, ToolResponse
 from .file import commit_changes, read_for_change, with_notes
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 if TYPE_CHECKING:
-    from ...documents.notebook import CellEdit
+    from ...documents.notebook_edit import CellEdit
 
 DESCRIPTION = """Edits a Jupyter notebook (.ipynb) by cell: replace a cell's source, insert a new cell, or
 delete a cell. Use this for notebooks instead of edit, multiedit, write or patch.
@@ -56,7 +57,8 @@ class NotebookEditTool(Tool):
     Params = NotebookEditParams
 
     async def run(self, params: NotebookEditParams, ctx: ToolContext) -> ToolResponse:
-        from ...documents.notebook import apply_cell_edit, dump_notebook, parse_notebook, validate, write_notebook
+        from ...documents.notebook import dump_notebook, parse_notebook
+        from ...documents.notebook_edit import apply_cell_edit, validate, write_notebook
 
         path = ctx.resolve(params.file_path)
         if not is_notebook(path):

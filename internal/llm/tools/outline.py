@@ -16,8 +16,9 @@ from ...ripgrep import FileQuery, find_rg, list_files
 from ...syntax import MAX_PARSE_BYTES, language_for, parse
 from ...syntax.languages import LANGUAGE_BY_EXTENSION
 from ...syntax.outline import SYMBOL_KINDS, Symbol, outline
+from .context import PathServices
+from .contract import Tool, ToolResponse
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 #: Files outlined in a directory map; more are listed as a count with a hint.
 MAX_MAP_FILES = 200
@@ -57,7 +58,7 @@ class OutlineTool(Tool):
     Params = OutlineParams
     read_only = True
 
-    async def run(self, params: OutlineParams, ctx: ToolContext) -> ToolResponse:
+    async def run(self, params: OutlineParams, ctx: PathServices) -> ToolResponse:
         path = ctx.resolve(params.path or ".")
         approved = await ctx.require_read_permission(self.name, path)
         if path.is_dir():
@@ -68,7 +69,7 @@ class OutlineTool(Tool):
         symbols, language = await in_thread(lambda _check: file_symbols(path, allowed), ctx.cancel)
         return _file_response(path, ctx.display(path), symbols, language)
 
-    async def _directory(self, root: Path, ctx: ToolContext) -> ToolResponse:
+    async def _directory(self, root: Path, ctx: PathServices) -> ToolResponse:
         # No --glob filter: rg's globs override .gitignore, so the extensions are filtered here.
         result = await list_files(
             FileQuery(root), rg=find_rg(ctx.config.rg_path), limit=MAX_FILES_COLLECTED, cancel=ctx.cancel

@@ -15,6 +15,8 @@ import types
 import typing
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
+from ...errors import describe_value
+
 T = TypeVar("T")
 
 
@@ -135,25 +137,8 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
     else:
         raise TypeError(f"unsupported parameter type {tp!r}")
     if not ok:
-        raise ParamsError(f"'{where}' must be {_describe(tp)}, got {_json_type(value)}")
+        raise ParamsError(f"'{where}' must be {_describe(tp)}, got {describe_value(value)}")
     return value
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        shown = repr(value)
-        return f"the number {shown}" if len(shown) <= 40 else f"a number of {len(shown)} digits"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 def _quote(text: str, limit: int = 100) -> str:
@@ -177,7 +162,7 @@ def _parse_object(cls: type[T], raw: Any, where: str = "") -> T:
     prefix = f"{where}." if where else ""
     if not isinstance(raw, dict):
         name = where or "parameters"
-        raise ParamsError(f"'{name}' must be a JSON object, got {_json_type(raw)}")
+        raise ParamsError(f"'{name}' must be a JSON object, got {describe_value(raw)}")
     hints = _hints(cls)
     fields = {wire_name(f): f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     unknown = [k for k in raw if k not in fields]

@@ -16,9 +16,10 @@ from ...errors import ToolError
 from ...fsutil.commit import Change, modifiable_error
 from ...fsutil.textio import TextFile, new_text_file, normalize_eol
 from ...textmatch.rebase import commutes
+from .context import ToolContext
+from .contract import Tool, ToolResponse
 from .file import Loaded, commit_changes, gate_change, guard_notebooks, load_for_edit, with_notes
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 DESCRIPTION = f"""Applies a patch to one or more files, all or nothing: the apply_patch format below, or a
 unified diff as `git diff` or `diff -u` print it. Prefer it for changes that span several files.

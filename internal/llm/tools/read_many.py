@@ -13,8 +13,9 @@ from ...permission import Decision, PermissionRequest, PermissionService
 from ...ripgrep import AUTO_IGNORED, FileQuery, display, find_rg, list_files
 from ...ripgrep.fallback import glob_to_regex
 from . import view
+from .context import ToolContext
+from .contract import ImageAttachment, Tool, ToolResponse
 from .params import param
-from .tools import ImageAttachment, Tool, ToolContext, ToolResponse
 
 #: Entries in `paths` per call.
 MAX_PATHS = 100

@@ -8,8 +8,9 @@ from ...errors import ToolError
 from ...fsutil.paths import quote_input
 from ...ripgrep import FileQuery, display, find_rg, list_files
 from ...skills import SKILL_FILE, discover
+from .context import CallServices
+from .contract import Tool, ToolResponse
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 #: Other files of the skill listed with its instructions (seed 2.17).
 MAX_SAMPLE_FILES = 20
@@ -36,7 +37,7 @@ class SkillTool(Tool):
     Params = SkillParams
     read_only = True
 
-    async def run(self, params: SkillParams, ctx: ToolContext) -> ToolResponse:
+    async def run(self, params: SkillParams, ctx: CallServices) -> ToolResponse:
         found = discover(ctx.workspace, list(ctx.config.skill_paths))
         skill = found.skills.get(params.name)
         if skill is None:

@@ -15,10 +15,11 @@ from ...fsutil.commit import Change
 from ...fsutil.textio import TextFile, normalize_eol
 from ...syntax import parse
 from ...syntax.outline import SYMBOL_KINDS, Symbol, flatten, outline
+from .context import ToolContext
+from .contract import Tool, ToolResponse
 from .file import Loaded, commit_changes, diagnostics_text, gate_change, load_for_change, with_notes
 from .outline import OUTLINED_LANGUAGES
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 #: Candidates listed when the symbol is ambiguous or not found.
 MAX_CANDIDATES_LISTED = 30

@@ -18,8 +18,9 @@ from ...fsutil.line_index import read_lines
 from ...fsutil.paths import open_regular_file, read_error
 from ...fsutil.textio import BINARY_SNIFF_BYTES, decode_bytes, detect_bom, looks_binary
 from ...truncate import cut_utf8
+from .context import ToolContext
+from .contract import ImageAttachment, Tool, ToolResponse
 from .params import param
-from .tools import ImageAttachment, Tool, ToolContext, ToolResponse
 
 #: Default page size in lines.
 DEFAULT_LIMIT = 2000
@@ -173,7 +174,8 @@ async def _view_notebook(
 ) -> ToolResponse | None:
     """A notebook's cells; None when the file is not valid notebook JSON (it is shown as text,
     so a broken notebook can still be read and repaired)."""
-    from ...documents.notebook import describe, parse_notebook, render_cells
+    from ...documents.notebook import parse_notebook
+    from ...documents.notebook_render import describe, render_cells
 
     def read(check: Check) -> tuple[bytes, os.stat_result, Any]:
         data, st = _read_document(path, check, allowed)

@@ -12,9 +12,10 @@ from ...diff import diff_metadata
 from ...errors import ToolError
 from ...fsutil.commit import Change
 from ...fsutil.textio import BinaryFileError, TextFile, new_text_file, normalize_eol
+from .context import ToolContext
+from .contract import Tool, ToolResponse
 from .file import Loaded, commit_changes, gate_change, guard_notebooks, load_for_change, with_notes
 from .params import param
-from .tools import Tool, ToolContext, ToolResponse
 
 DESCRIPTION = """Writes a file to the local filesystem, creating parent directories as needed.
 

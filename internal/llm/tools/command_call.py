@@ -10,20 +10,19 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..errors import ToolError
-from ..fsutil.paths import from_workspace
-from ..proc import check_argument
-from ..progress import OutputProgress
-from ..truncate import SpillingBuffer, new_spill_path
-from . import policy, sandbox
-from .jobs import Job
-from .runner import environment, run_command, start_dir
-from .state import ShellState
-
-if TYPE_CHECKING:
-    from ..llm.tools.tools import ToolContext, ToolResponse
+from ...errors import TimedOut, ToolError
+from ...fsutil.paths import from_workspace
+from ...proc import check_argument
+from ...progress import OutputProgress
+from ...shell import policy, sandbox
+from ...shell.job import Job
+from ...shell.runner import environment, run_command, start_dir
+from ...shell.state import ShellState
+from ...truncate import SpillingBuffer, new_spill_path
+from .context import ProcessServices
+from .contract import ToolResponse
 
 DEFAULT_TIMEOUT_MS = 60_000
 MAX_TIMEOUT_MS = 600_000
@@ -35,7 +34,7 @@ MAX_COMMAND_BYTES = 100_000
 
 async def run_command_call(
     command: str,
-    ctx: ToolContext,
+    ctx: ProcessServices,
     *,
     tool: str,
     timeout_ms: int,
@@ -45,8 +44,6 @@ async def run_command_call(
 ) -> ToolResponse:
     """Run ``command`` for ``tool``. Commands outside the safe list (all of them with
     ``always_ask``) ask permission first. ``shell`` defaults to the session's shell state."""
-    from ..llm.tools.tools import ToolResponse
-
     wrap = await authorize_command(command, ctx, tool=tool, description=description, always_ask=always_ask)
     git_before = sandbox.git_metadata(ctx.workspace) if wrap is not None else set()
     output = SpillingBuffer(MAX_OUTPUT_CHARS, lambda: new_spill_path(ctx.state, ctx.session_id, tool))
@@ -100,11 +97,13 @@ async def run_command_call(
     }
     if created_git:
         metadata["new_git_metadata"] = created_git
+    if result.timed_out:
+        metadata["error"] = TimedOut.code
     return ToolResponse(text, is_error=result.timed_out or result.aborted, metadata=metadata)
 
 
 async def authorize_command(
-    command: str, ctx: ToolContext, *, tool: str, description: str | None = None, always_ask: bool = False
+    command: str, ctx: ProcessServices, *, tool: str, description: str | None = None, always_ask: bool = False
 ) -> Callable[[list[str], str], list[str]] | None:
     """Check ``command`` and ask permission as the policy says; the sandbox wrapper when the
     sandbox is on. Raises :class:`ToolError` when the command is refused."""
@@ -125,7 +124,7 @@ async def authorize_command(
 
 
 async def start_background_job(
-    command: str, ctx: ToolContext, *, tool: str, tty: bool, timeout_ms: int | None, description: str | None
+    command: str, ctx: ProcessServices, *, tool: str, tty: bool, timeout_ms: int | None, description: str | None
 ) -> Job:
     """Start ``command`` as one of the session's background jobs (see jobs.py), after the same
     checks and permission as a foreground command, in the sandbox when it is on."""
@@ -147,7 +146,7 @@ INTERPRETERS = ("python", "node", "deno", "bun", "ruby", "irb", "perl", "php", "
                 "sqlite3", "psql", "mysql", "tclsh", "guile", "racket", "ocaml", "scala", "erl", "iex")  # fmt: skip
 
 
-async def authorize_job_input(job: Job, text: str, ctx: ToolContext, *, tool: str) -> None:
+async def authorize_job_input(job: Job, text: str, ctx: ProcessServices, *, tool: str) -> None:
     """Input to a shell job is a command line: the bash policy applies. Input to an
     interpreter job is code: permission is asked. Anything else (a prompt's answer) passes."""
     names = {os.path.basename(words[0]) for words in policy.analyse(job.command).commands if words}
@@ -166,7 +165,7 @@ def stopped_background_note(count: int) -> str:
     return f"({count} background {was} stopped when the command ended; use run_in_background to keep it.)"
 
 
-def _sandbox_notes(text: str, git_before: set[Path], ctx: ToolContext) -> tuple[str, list[str]]:
+def _sandbox_notes(text: str, git_before: set[Path], ctx: ProcessServices) -> tuple[str, list[str]]:
     """A sandboxed command's result: why git failed (read-only metadata), and any git metadata
     the command created — reported before the host's git could trust it."""
     hint = sandbox.explain_failure(text)
@@ -195,7 +194,7 @@ def _check_command(command: str) -> None:
         raise ToolError(f"Command refused: {interactive}")
 
 
-def _sandbox(ctx: ToolContext) -> Callable[[list[str], str], list[str]]:
+def _sandbox(ctx: ProcessServices) -> Callable[[list[str], str], list[str]]:
     """The wrapper that runs a command in bubblewrap, or a clear refusal when it cannot."""
     bwrap = sandbox.find_bwrap()
     if bwrap is None:

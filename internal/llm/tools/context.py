@@ -1,0 +1,231 @@
+"""What a call gets: the session's services, and the narrow views tools declare.
+
+:class:`ToolContext` holds one session's services (one per agent session; tools keep no state
+of their own). A tool does not need all of it: each tool's ``run`` names the narrow protocol it
+uses — :class:`CallServices` for what every call has (cancel, progress, config),
+:class:`PathServices` for reading files inside the workspace, :class:`FileServices` for changing
+them, :class:`ProcessServices` for running programs, :class:`LspServices` for the language
+servers — and the type checker holds the tool to it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from ...cancel import CancelToken
+from ...config import Config
+from ...file_tracker import FileTracker
+from ...fsutil import paths as fspaths
+from ...fsutil.line_index import LineIndexCache
+from ...fsutil.locks import PathLocks
+from ...permission import PermissionRequest, PermissionService
+from ...proc import ProcessSupervisor
+from ...shell.jobs import JobTable
+from ...shell.state import ShellState
+from ...state import StateDir
+from ...syntax.parse import SyntaxCache
+from .builtins import BuiltinTools
+from .contract import DiagnosticsSource, Progress, ToolSet
+
+log = logging.getLogger("toolsmith")
+
+__all__ = ["CallServices", "FileServices", "LspServices", "PathServices", "ProcessServices", "ToolContext"]
+
+
+def _no_progress(message: str, data: dict[str, Any]) -> None:
+    return None
+
+
+class CallServices(Protocol):
+    """What every call has: its workspace and settings, cancellation, progress, state, asking."""
+
+    @property
+    def workspace(self) -> Path: ...
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def config(self) -> Config: ...
+    @property
+    def cancel(self) -> CancelToken: ...
+    @property
+    def progress(self) -> Progress: ...
+    @property
+    def state(self) -> StateDir: ...
+
+    async def require_permission(
+        self, tool: str, action: str, target: str, description: str = "", params: dict[str, Any] | None = None
+    ) -> None: ...
+
+
+class PathServices(CallServices, Protocol):
+    """Reading files in (or, when the user allows, outside) the workspace: view, grep, glob, ls,
+    outline, read_many. Reads are recorded so a later edit can tell the file changed."""
+
+    @property
+    def permissions(self) -> PermissionService: ...
+    @property
+    def files(self) -> FileTracker: ...
+    @property
+    def line_indexes(self) -> LineIndexCache: ...
+
+    def resolve(self, file_path: str) -> Path: ...
+    def display(self, path: Path) -> str: ...
+    def read_roots(self, approved: Path) -> list[Path]: ...
+    def read_guard(self, approved: Path) -> Callable[[Path], bool]: ...
+    async def require_read_permission(self, tool: str, path: Path) -> Path: ...
+    async def diagnostics_after_view(self, path: Path) -> str: ...
+
+
+class FileServices(PathServices, Protocol):
+    """Changing files: write, edit, multiedit, patch, notebook_edit, symbol_edit."""
+
+    @property
+    def locks(self) -> PathLocks: ...
+    @property
+    def syntax_trees(self) -> SyntaxCache: ...
+    @property
+    def on_commit(self) -> Callable[[Sequence[Any]], None] | None: ...
+
+    def writable_roots(self) -> list[Path]: ...
+    def check_writable(self, path: Path, *, follow: bool = True) -> Path: ...
+    async def diagnostics_after_change(self, paths: list[Path]) -> str: ...
+
+
+class LspServices(FileServices, Protocol):
+    """The lsp tool: navigation through the language servers, and rename (a change)."""
+
+    @property
+    def lsp(self) -> DiagnosticsSource | None: ...
+
+
+class ProcessServices(CallServices, Protocol):
+    """Running programs: bash, the job tools, custom tools."""
+
+    @property
+    def shell(self) -> ShellState: ...
+    @property
+    def processes(self) -> ProcessSupervisor: ...
+    @property
+    def jobs(self) -> JobTable: ...
+
+
+@dataclass
+class ToolContext:
+    """One session's services, all of them: the runner holds this; a tool sees the narrow
+    protocol its ``run`` names (above). One per agent session; tools keep no state of their own."""
+
+    workspace: Path
+    session_id: str = "default"
+    config: Config = field(default_factory=Config)
+    permissions: PermissionService = field(default_factory=PermissionService)
+    files: FileTracker = field(default_factory=FileTracker)
+    cancel: CancelToken = field(default_factory=CancelToken)
+    progress: Progress = _no_progress
+    lsp: DiagnosticsSource | None = None
+    locks: PathLocks = field(default_factory=PathLocks)
+    shell: ShellState = field(default_factory=ShellState)
+    #: The state directory (spill files, shell state, logs); from ``config.state_dir``.
+    state: StateDir = field(default=None)  # type: ignore[assignment]
+    #: Where view found line starts in large files (see fsutil/line_index.py).
+    line_indexes: LineIndexCache = field(default_factory=LineIndexCache)
+    #: The last syntax tree of files this session changed, for incremental reparsing.
+    syntax_trees: SyntaxCache = field(default_factory=SyntaxCache)
+    #: The tools this session offers (built-ins unless a front door found custom ones).
+    tools: ToolSet = field(default_factory=BuiltinTools)
+    #: Told of every commit the file tools made (its fsutil.commit.Change list), right after it
+    #: succeeded: the session's checkpoints record before-images here (see checkpoints.py).
+    on_commit: Callable[[Sequence[Any]], None] | None = None
+    #: Every process tree this session's calls started; closing the session kills them.
+    processes: ProcessSupervisor = field(default_factory=ProcessSupervisor)
+    #: Background jobs (bash ``run_in_background``), read by job_output, fed by job_input.
+    jobs: JobTable = field(default_factory=JobTable)
+
+    def __post_init__(self) -> None:
+        if self.state is None:
+            self.state = StateDir(self.config.state_dir)
+
+    def resolve(self, file_path: str) -> Path:
+        return fspaths.resolve(self.workspace, file_path)
+
+    def display(self, path: Path) -> str:
+        return fspaths.display_path(path, self.workspace)
+
+    def writable_roots(self) -> list[Path]:
+        """Where writes are anchored: the workspace and allowed dirs, or "/" when not confined."""
+        if not self.config.confine_writes:
+            return [Path("/")]
+        return fspaths.writable_roots(self.workspace, self.config.allowed_dirs)
+
+    def check_writable(self, path: Path, *, follow: bool = True) -> Path:
+        """The real path a change to ``path`` writes (see fsutil.paths.check_writable)."""
+        return fspaths.check_writable(
+            path,
+            workspace=self.workspace,
+            allowed_dirs=self.config.allowed_dirs,
+            protected_dirs=self.config.protected_dirs,
+            confine=self.config.confine_writes,
+            follow=follow,
+        )
+
+    def readable_roots(self) -> list[Path]:
+        """Where read-only tools read without asking: the workspace, the allowed dirs, the state
+        dir (spilled outputs the tools point to) and the skill directories."""
+        from ...skills import skill_tiers
+
+        dirs = [self.workspace, *self.config.allowed_dirs, self.state.location()]
+        dirs += skill_tiers(self.workspace, list(self.config.skill_paths))
+        return [fspaths.real_path(fspaths.from_workspace(self.workspace, d)) for d in dirs]
+
+    async def require_read_permission(self, tool: str, path: Path) -> Path:
+        """Ask before reading outside :meth:`readable_roots` (symlinks resolved first); returns
+        the real path that may be read (see :meth:`read_guard`)."""
+        real = fspaths.real_path(path)
+        if not fspaths.within_any(real, self.readable_roots()):
+            await self.require_permission(tool, "read", str(real), f"read {real} (outside the workspace)")
+        return real
+
+    def read_roots(self, approved: Path) -> list[Path]:
+        """Roots for anchored reads: the readable roots, plus ``approved`` when the user allowed
+        reading it outside them."""
+        roots = self.readable_roots()
+        return roots if fspaths.within_any(approved, roots) else [*roots, approved]
+
+    def read_guard(self, approved: Path) -> Callable[[Path], bool]:
+        """Whether a file actually opened (its descriptor's real path) may be read: the path that
+        was approved, or anything inside the readable roots. A swap between the check and the
+        open cannot turn an inside read into an outside one."""
+        roots = self.readable_roots()
+        return lambda real: real == approved or fspaths.within_any(real, roots)
+
+    async def require_permission(
+        self, tool: str, action: str, target: str, description: str = "", params: dict[str, Any] | None = None
+    ) -> None:
+        await self.permissions.require(PermissionRequest(tool, action, target, description, params or {}))
+
+    async def diagnostics_after_view(self, path: Path) -> str:
+        if self.lsp is None:
+            return ""
+        try:
+            return await self.lsp.after_view(path)
+        except Exception:  # diagnostics are extra: a failing server must not fail a good read
+            log.exception("diagnostics after view of %s failed", path)
+            return ""
+
+    async def diagnostics_after_change(self, paths: list[Path]) -> str:
+        if self.lsp is None:
+            return ""
+        self.progress("diagnostics", {"text": "checking with the language servers"})
+        try:
+            return await self.lsp.after_change(paths)
+        except Exception:  # the change is already written: report it as done, without diagnostics
+            log.exception("diagnostics after changing %s failed", paths)
+            return "(Diagnostics unavailable: the language server failed; see the log.)"
+
+
+def _satisfies_every_view(ctx: ToolContext) -> tuple[LspServices, ProcessServices]:
+    """Never called: the type checker proves here that the context satisfies every narrow view."""
+    return ctx, ctx

@@ -1,0 +1,137 @@
+"""The tool contract: what a tool is and what it returns.
+
+A tool module defines one :class:`Tool` subclass (``name``, ``description``, ``Params``, ``run``)
+and ``TOOL``; front doors describe it with :class:`ToolInfo` and get a :class:`ToolResponse`
+back. What a call gets is :class:`~.context.ToolContext` (context.py); which tools a session
+offers is the registry (builtins.py, registry.py); running one is runner.py.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from .params import schema_for
+
+__all__ = ["DiagnosticsSource", "ImageAttachment", "Progress", "Tool", "ToolInfo", "ToolResponse", "ToolSet"]
+
+
+@dataclass(frozen=True)
+class ImageAttachment:
+    media_type: str
+    data_base64: str
+
+
+@dataclass
+class ToolResponse:
+    """``content`` is what the model reads; ``metadata`` is for UIs and logs."""
+
+    content: str
+    is_error: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+    images: list[ImageAttachment] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"content": self.content, "is_error": self.is_error, "metadata": self.metadata}
+        if self.images:
+            out["images"] = [{"media_type": i.media_type, "data": i.data_base64} for i in self.images]
+        return out
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    """What a front door declares about a tool: the model's name, description and JSON Schema,
+    and hints for hosts (MCP's tool annotations)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    read_only: bool
+    title: str = ""
+    #: Reaches beyond the workspace: the network (fetch), or any program (bash, custom tools).
+    open_world: bool = False
+    #: May overwrite or delete what is there (only meaningful when not read-only).
+    destructive: bool = False
+    #: Calling again with the same arguments changes nothing more.
+    idempotent: bool = False
+    #: A Lark grammar for the tool's one free-form input (its single string parameter), for
+    #: providers that take free-form tools (OpenAI Responses ``custom`` tools); None for most.
+    grammar: str | None = None
+
+
+class DiagnosticsSource(Protocol):
+    """What tools need from the LSP layer. ``""`` means nothing worth appending."""
+
+    async def after_view(self, path: Path) -> str: ...
+
+    async def after_change(self, paths: list[Path]) -> str:
+        """Errors in ``paths`` after a change, and in other files that gained errors with it."""
+        ...
+
+    async def close(self) -> None: ...
+
+    def to_json(self) -> dict[str, Any]:
+        """What to keep across CLI invocations (which servers are unavailable, until when)."""
+        ...
+
+    def load_json(self, data: Any) -> None: ...
+
+
+Progress = Callable[[str, dict[str, Any]], None]
+
+
+class ToolSet(Protocol):
+    """The tools a session offers, by name (registry.ToolRegistry; builtins.BuiltinTools)."""
+
+    def names(self) -> list[str]: ...
+
+    def get(self, name: str) -> Tool:
+        """The tool called ``name``; ``KeyError`` when the session offers none."""
+        ...
+
+    def tools(self) -> list[Tool]: ...
+
+
+class Tool(ABC):
+    """A tool module defines one subclass: ``name``, ``description``, ``Params`` and ``run``.
+    (Custom tools set ``name`` and ``description`` per instance.)"""
+
+    name: str
+    description: str
+    #: A short human label (MCP hosts show it); defaults to the name.
+    title: str = ""
+    Params: ClassVar[type]
+    read_only: ClassVar[bool] = False
+    #: Offered in read-only sessions although it can write (lsp: navigation, and rename): its
+    #: writes ask for action "write", which read-only sessions refuse.
+    offered_read_only: ClassVar[bool] = False
+    #: Reaches beyond the workspace (the network, or any program): MCP's ``openWorldHint``.
+    open_world: ClassVar[bool] = False
+    #: Calling again with the same arguments changes nothing more (read-only tools always are).
+    idempotent: ClassVar[bool] = False
+    #: See ToolInfo.grammar.
+    grammar: ClassVar[str | None] = None
+
+    def in_read_only_sessions(self) -> bool:
+        return self.read_only or self.offered_read_only
+
+    def info(self) -> ToolInfo:
+        return ToolInfo(
+            self.name,
+            self.description,
+            schema_for(self.Params),
+            self.read_only,
+            title=self.title or self.name,
+            open_world=self.open_world,
+            destructive=not self.read_only,
+            idempotent=self.read_only or self.idempotent,
+            grammar=self.grammar,
+        )
+
+    @abstractmethod
+    async def run(self, params: Any, ctx: Any) -> ToolResponse:
+        """Run one call. ``ctx`` is the session's :class:`~.context.ToolContext`; a tool names in
+        its own signature the narrow part of it that it uses (see context.py)."""

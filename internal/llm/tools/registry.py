@@ -1,0 +1,62 @@
+"""The tools one session offers: the built-ins or a profile's tools over them, and custom tools."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...config import WORKSPACE_TOOLS_DIR, Config, user_tools_dir
+from .builtins import TOOL_MODULES, get_tool
+from .contract import Tool
+
+__all__ = ["ToolRegistry"]
+
+
+class ToolRegistry:
+    """The tools one session offers: the built-ins (or a profile's tools over them, see
+    llm/profiles), and custom tools found for its workspace (see custom.py). A custom tool
+    replaces a built-in only where the config allows it."""
+
+    def __init__(
+        self,
+        custom: dict[str, Tool] | None = None,
+        problems: list[str] | None = None,
+        *,
+        profile: str = "default",
+    ) -> None:
+        self._custom = dict(custom or {})
+        #: Why a custom tool was left out (a name clash, an invalid name), one line each.
+        self.problems = list(problems or [])
+        self.profile = profile
+        self._profile_tools: dict[str, Tool] | None = None
+        if profile != "default":
+            from ..profiles import profile_tools
+
+            self._profile_tools = profile_tools(profile)
+
+    @classmethod
+    def for_workspace(cls, workspace: Path, config: Config, profile: str = "default") -> ToolRegistry:
+        directories = (workspace / WORKSPACE_TOOLS_DIR, user_tools_dir())
+        if not config.custom_tools or not any(d.is_dir() for d in directories):
+            return cls(profile=profile)  # the common case, without importing the custom-tool machinery
+        from .custom import discover_custom_tools
+
+        found, problems = discover_custom_tools(workspace, config)
+        return cls(found, problems, profile=profile)
+
+    def _own_names(self) -> list[str]:
+        return list(self._profile_tools) if self._profile_tools is not None else list(TOOL_MODULES)
+
+    def names(self) -> list[str]:
+        own = self._own_names()
+        return [*own, *(name for name in self._custom if name not in own)]
+
+    def get(self, name: str) -> Tool:
+        custom = self._custom.get(name)
+        if custom is not None:
+            return custom
+        if self._profile_tools is not None:
+            return self._profile_tools[name]
+        return get_tool(name)
+
+    def tools(self) -> list[Tool]:
+        return [self.get(name) for name in self.names()]

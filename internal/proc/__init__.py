@@ -1,0 +1,33 @@
+"""Child processes that can always be stopped and reaped, with everything they started.
+
+Every process a session starts (bash commands, background jobs, custom tools, rg) goes through
+this package, which owns it as a :class:`ProcessTree`: the leader plus every descendant, wherever
+it went. The modules, each one job:
+
+- ``procfs``: reading processes from ``/proc``;
+- ``subreaper``: this process as a child subreaper, and reaping the orphans that brings;
+- ``tree``: a process tree — finding its members, stopping and reaping them — and a session's
+  :class:`ProcessSupervisor` of trees;
+- ``launch``: starting a command in its own tree (:func:`spawn`, :func:`run_and_reap`).
+"""
+
+from .launch import Child, check_argument, run_and_reap, spawn
+from .procfs import ProcStat, process_table
+from .subreaper import become_subreaper
+from .tree import KILL_GRACE_S, REAP_TIMEOUT_S, SETTLE_AFTER_EXIT_S, TREE_ENV, ProcessSupervisor, ProcessTree
+
+__all__ = [
+    "KILL_GRACE_S",
+    "REAP_TIMEOUT_S",
+    "SETTLE_AFTER_EXIT_S",
+    "TREE_ENV",
+    "Child",
+    "ProcStat",
+    "ProcessSupervisor",
+    "ProcessTree",
+    "become_subreaper",
+    "check_argument",
+    "process_table",
+    "run_and_reap",
+    "spawn",
+]

@@ -1,0 +1,298 @@
+"""A process tree: one started process and everything it started, wherever it went; how its
+members are found, and how the whole tree is stopped and reaped.
+
+Process groups alone are not enough — ``setsid``, ``nohup … &`` and double forks leave the
+group — so a tree is found three ways, on every kill:
+
+- the leader's session and process group (the leader starts a new session);
+- the parent links in ``/proc``, from the leader and every member down;
+- a tag in the environment (:data:`TREE_ENV`), inherited by every descendant that does not
+  clear its environment — which is how an orphan is recognised after its parent exited.
+
+With the subreaper (subreaper.py) adopted orphans are reaped here, by pid, and only pids seen as
+members of one of our trees — never ``waitpid(-1)``, which would steal the statuses asyncio's
+child watcher and :mod:`subprocess` wait for.
+
+A kill freezes the tree first (SIGSTOP, repeated until a scan finds no new member, so nothing can
+fork away meanwhile), then SIGKILLs every member. :meth:`ProcessTree.kill_now` does it
+synchronously, which is what a cancelled asyncio task gets: no await can be interrupted again.
+
+Which trees are alive is process-wide state (so an adopted orphan can be attributed, and so
+they die with this process); each session's own trees are in its :class:`ProcessSupervisor`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import os
+import signal
+import threading
+import time
+import uuid
+from collections.abc import Generator, Mapping
+
+from .procfs import ProcStat, has_tag, read_stat
+from .subreaper import become_subreaper, candidates, is_subreaper, reap_foreign_orphans
+
+#: After SIGTERM, how long a tree gets before SIGKILL.
+KILL_GRACE_S = 2.0
+#: After SIGKILL, how long we wait for the kernel to report the exit before giving up on it.
+REAP_TIMEOUT_S = 2.0
+#: How often a tree is polled while it is given time to exit.
+GROUP_POLL_S = 0.02
+#: After a command's shell exits, how long its other processes get to end by themselves before
+#: they count as background processes left behind (and are stopped).
+SETTLE_AFTER_EXIT_S = 0.2
+#: The environment variable that tags every process of a tree with the tree's id.
+TREE_ENV = "TOOLSMITH_PROCESS_TREE"
+#: A freeze pass repeats until a scan finds nothing new; a tree forking faster than we scan
+#: still stops after this many passes (each pass stops everything it found).
+MAX_FREEZE_PASSES = 50
+#: After SIGKILL, how long :meth:`ProcessTree.kill_now` waits (blocking) to see the processes gone.
+KILL_CONFIRM_S = 1.0
+
+_lock = threading.Lock()
+#: Every live tree of this process, by tag: attributes adopted orphans, and atexit kills them.
+_trees: dict[str, ProcessTree] = {}
+
+
+class ProcessTree:
+    """One started process and everything it started. ``leader`` is None until it is running."""
+
+    def __init__(self, owner: ProcessSupervisor | None = None) -> None:
+        self.tag = uuid.uuid4().hex
+        self.leader: int | None = None
+        self.leader_start: int | None = None
+        self.owner = owner
+        #: Members seen alive, pid → start time: an adopted orphan is reaped only if seen here.
+        self._seen: dict[int, int] = {}
+        self._marker = f"{TREE_ENV}={self.tag}\0".encode()
+        with _lock:
+            _trees[self.tag] = self
+        if owner is not None:
+            owner.add(self)
+        become_subreaper()
+
+    def set_leader(self, pid: int) -> None:
+        self.leader = pid
+        stat = read_stat(pid)
+        self.leader_start = stat.start if stat is not None else None
+
+    def _led(self, stat: ProcStat) -> bool:
+        """In the leader's session or group, or the leader itself (not a reuse of its pid).
+
+        A pid in use as a group or session id is never reused, so those two are safe."""
+        if self.leader is None:
+            return False
+        if stat.pid == self.leader:
+            return self.leader_start is None or stat.start == self.leader_start
+        return self.leader in (stat.pgid, stat.sid)
+
+    def environment(self, env: Mapping[str, str] | None) -> dict[str, str]:
+        out = dict(os.environ if env is None else env)
+        out[TREE_ENV] = self.tag
+        return out
+
+    def members(self, table: Mapping[int, ProcStat] | None = None) -> dict[int, ProcStat]:
+        """The tree's processes now, zombies included, the leader included while it exists."""
+        table = candidates() if table is None else table
+        me = os.getpid()
+        found: dict[int, ProcStat] = {}
+        for stat in table.values():
+            if stat.pid == me:
+                continue
+            if self._led(stat) or self._seen.get(stat.pid) == stat.start:
+                found[stat.pid] = stat
+        # Orphans: with the subreaper they are our children; without it, anyone's.
+        orphan_parents = {me} if is_subreaper() else None
+        for stat in table.values():
+            if stat.pid in found or stat.pid == me or stat.zombie:
+                continue
+            if (orphan_parents is None or stat.ppid in orphan_parents) and has_tag(stat.pid, self._marker):
+                found[stat.pid] = stat
+        # Descendants of members (a setsid'd child whose parent still lives).
+        children: dict[int, list[ProcStat]] = {}
+        for stat in table.values():
+            children.setdefault(stat.ppid, []).append(stat)
+        stack = list(found)
+        while stack:
+            for child in children.get(stack.pop(), ()):
+                if child.pid not in found and child.pid != me:
+                    found[child.pid] = child
+                    stack.append(child.pid)
+        # Never ourselves, init, or an ancestor of ours (a safety net: no tree may hold them).
+        ancestor = me
+        while ancestor in table and ancestor > 1:
+            found.pop(ancestor, None)
+            ancestor = table[ancestor].ppid
+        found.pop(1, None)
+        for stat in found.values():
+            if not stat.zombie:
+                self._seen[stat.pid] = stat.start
+        return found
+
+    def alive(self, *, include_leader: bool = True) -> list[int]:
+        """Members that are running (not zombies)."""
+        return [s.pid for s in self.members().values() if not s.zombie and (include_leader or s.pid != self.leader)]
+
+    def signal(self, signum: int) -> int:
+        """Send ``signum`` to every running member; how many there were."""
+        pids = self.alive()
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signum)
+        return len(pids)
+
+    def kill_now(self) -> None:
+        """Freeze the whole tree, then SIGKILL it. Synchronous: safe where awaiting is not."""
+        stopped: set[int] = set()
+        for _ in range(MAX_FREEZE_PASSES):
+            fresh = [pid for pid in self.alive() if pid not in stopped]
+            if not fresh:
+                break
+            for pid in fresh:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGSTOP)
+            stopped.update(fresh)
+        if self.leader is not None:  # the group too: a pid in use as a group id is never reused
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.leader, signal.SIGKILL)
+        killed = stopped | set(self.alive())
+        for pid in killed:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, signal.SIGCONT)
+        # SIGKILL is delivered when the process next runs; on a loaded machine that takes a
+        # moment. Confirm (bounded) so that "killed" means gone when this returns.
+        deadline = time.monotonic() + KILL_CONFIRM_S
+        while killed and time.monotonic() < deadline:
+            killed = {pid for pid in killed if (stat := read_stat(pid)) is not None and not stat.zombie}
+            if killed:
+                time.sleep(GROUP_POLL_S / 4)
+        self.reap()
+
+    async def terminate(self, grace_s: float = KILL_GRACE_S, settle_s: float = 0.0) -> int:
+        """SIGTERM every member, SIGKILL what is left after ``grace_s`` (at once when 0), and
+        wait (bounded) until they are gone. Returns how many processes were running.
+
+        ``settle_s``: members already on their way out get this long to go by themselves first,
+        and are not counted (a sandbox's inner init still exiting after its shell did)."""
+        steps = self._terminating(grace_s, settle_s)
+        try:
+            while True:
+                await asyncio.sleep(next(steps))
+        except StopIteration as done:
+            return int(done.value)
+
+    def terminate_blocking(self, grace_s: float = KILL_GRACE_S, settle_s: float = 0.0) -> int:
+        """:meth:`terminate` for threads without an event loop (background jobs)."""
+        steps = self._terminating(grace_s, settle_s)
+        try:
+            while True:
+                time.sleep(next(steps))
+        except StopIteration as done:
+            return int(done.value)
+
+    def _terminating(self, grace_s: float, settle_s: float) -> Generator[float, None, int]:
+        """The steps of a termination, written once for both callers: yields each pause between
+        two polls (the caller sleeps it, awaiting or blocking); returns the count."""
+        deadline = time.monotonic() + settle_s
+        while time.monotonic() < deadline and self.running():
+            yield GROUP_POLL_S
+        me = os.getpid()
+        members = self.members().values()
+        count = sum(1 for stat in members if not stat.zombie)
+        if not count and not any(self._reapable(stat, me) for stat in members):
+            return 0  # the common case: one scan
+        if count and grace_s > 0:
+            self.signal(signal.SIGTERM)
+            deadline = time.monotonic() + grace_s
+            while time.monotonic() < deadline and self.alive():
+                yield GROUP_POLL_S
+        if count:
+            self.kill_now()
+        deadline = time.monotonic() + REAP_TIMEOUT_S
+        while time.monotonic() < deadline and self._unreaped():
+            yield GROUP_POLL_S
+            self.reap()
+        return count
+
+    def running(self) -> int:
+        """How many members are running (not zombies)."""
+        return sum(1 for stat in self.members().values() if not stat.zombie)
+
+    def _unreaped(self) -> bool:
+        """A member other than the leader (whose owner reaps it) still running, or dead and
+        ours to reap?"""
+        me = os.getpid()
+        return any(
+            stat.pid != self.leader and (not stat.zombie or self._reapable(stat, me))
+            for stat in self.members().values()
+        )
+
+    def _reapable(self, stat: ProcStat, me: int) -> bool:
+        """An adopted member that died: a zombie whose parent is us, seen alive as a member or in
+        the leader's session — never the leader (asyncio or subprocess reaps it)."""
+        if not stat.zombie or stat.ppid != me or stat.pid == self.leader:
+            return False
+        in_session = self.leader is not None and self.leader in (stat.pgid, stat.sid)
+        return in_session or self._seen.get(stat.pid) == stat.start
+
+    def reap(self) -> None:
+        """Collect adopted members that died, by pid (never ``waitpid(-1)``)."""
+        me = os.getpid()
+        for stat in self.members().values():
+            if self._reapable(stat, me):
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(stat.pid, os.WNOHANG)
+        reap_foreign_orphans()
+        live = {pid for pid in self._seen if os.path.exists(f"/proc/{pid}")}
+        self._seen = {pid: start for pid, start in self._seen.items() if pid in live}
+
+    def release(self) -> None:
+        """Forget this tree (its processes are gone)."""
+        with _lock:
+            _trees.pop(self.tag, None)
+        if self.owner is not None:
+            self.owner.discard(self)
+
+
+class ProcessSupervisor:
+    """A session's live process trees; :meth:`close` kills them all (Session close)."""
+
+    def __init__(self) -> None:
+        self._trees: set[ProcessTree] = set()
+        self._lock = threading.Lock()
+
+    def add(self, tree: ProcessTree) -> None:
+        with self._lock:
+            self._trees.add(tree)
+
+    def discard(self, tree: ProcessTree) -> None:
+        with self._lock:
+            self._trees.discard(tree)
+
+    def trees(self) -> list[ProcessTree]:
+        with self._lock:
+            return list(self._trees)
+
+    def kill_all_now(self) -> None:
+        for tree in self.trees():
+            tree.kill_now()
+
+    async def close(self) -> None:
+        await asyncio.gather(*(tree.terminate(grace_s=0) for tree in self.trees()))
+        for tree in self.trees():
+            tree.release()
+
+
+@atexit.register
+def _kill_all_at_exit() -> None:
+    """Whatever a session did not stop dies with this process, not after it."""
+    with _lock:
+        trees = list(_trees.values())
+    for tree in trees:
+        with contextlib.suppress(Exception):
+            tree.kill_now()

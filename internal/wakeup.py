@@ -1,0 +1,26 @@
+"""Waking awaiting coroutines from any thread.
+
+A waiter is a future of the event loop that awaits it, so one object (a cancel token, a background
+job) can serve several ``asyncio.run`` calls, and be woken from a thread that has no loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterable
+
+#: The loop that awaits, and the future it awaits.
+Waiter = tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]
+
+
+def wake(waiters: Iterable[Waiter]) -> None:
+    """Resolve each waiter's future in its own loop (thread-safe); a closed loop's is skipped."""
+    for loop, future in waiters:
+        with contextlib.suppress(RuntimeError):  # that loop is closed
+            loop.call_soon_threadsafe(_resolve, future)
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
