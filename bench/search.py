@@ -25,6 +25,7 @@ from pathlib import Path
 from agent_toolsmith.config import Config
 from agent_toolsmith.ripgrep import find_rg
 from agent_toolsmith.session import Session
+from cli_startup import with_bytecode_cache
 from harness import exit_status, pairs_async, record, timed
 
 #: Goals (issue #28, docs/benchmarks.md): grep ≤ 1.3× raw rg, glob ≤ 1.5×, ls ≤ 1.5×, and ls
@@ -109,8 +110,10 @@ async def bench_tree(name: str, tree: Path, big: bool) -> None:
 
 
 def cli(argv: list[str]) -> Callable[[], object]:
+    env = with_bytecode_cache()
+
     def run() -> object:
-        return subprocess.run(argv, capture_output=True, check=True, timeout=120)
+        return subprocess.run(argv, capture_output=True, check=True, timeout=120, env=env)
 
     return run
 
