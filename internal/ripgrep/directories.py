@@ -34,7 +34,7 @@ def shown_directories(query: FileQuery, cancel: CancelToken) -> list[str]:
     while stack:
         cancel.raise_if_cancelled()
         directory, rel_dir, rules, level = stack.pop()
-        for path, rel in _subdirectories(directory, rel_dir, rules, globs):
+        for path, rel in _subdirectories(directory, rel_dir, rules, globs, follow=not rel_dir):
             inner = rules + read_ignore(path, rel)
             if not _holds_file(path, rel, inner, globs, cancel):
                 continue
@@ -44,10 +44,13 @@ def shown_directories(query: FileQuery, cancel: CancelToken) -> list[str]:
     return shown
 
 
-def _subdirectories(directory: str, rel_dir: str, rules: list[IgnoreRule], globs: GlobSet) -> list[tuple[str, str]]:
-    """The (path, relative path) of the directories directly inside that are not ignored."""
+def _subdirectories(
+    directory: str, rel_dir: str, rules: list[IgnoreRule], globs: GlobSet, *, follow: bool
+) -> list[tuple[str, str]]:
+    """The (path, relative path) of the directories directly inside that are not ignored; the
+    root itself may be reached through a symlink (rg follows a path it is given)."""
     found = []
-    for name, kind in entries(directory):
+    for name, kind in entries(directory, follow=follow):
         if kind is Kind.DIRECTORY:
             rel = f"{rel_dir}/{name}" if rel_dir else name
             if globs.allows(rel, True) and not ignored(rel, True, rules):

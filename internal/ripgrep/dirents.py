@@ -30,14 +30,16 @@ class Kind(Enum):
     OTHER = "other"  # symlinks (never followed), devices, sockets...
 
 
-def entries(directory: str) -> Generator[tuple[str, Kind]]:
-    """(name, kind) of each entry of ``directory``, lazily; an unreadable directory has none."""
+def entries(directory: str, *, follow: bool = False) -> Generator[tuple[str, Kind]]:
+    """(name, kind) of each entry of ``directory``, lazily; an unreadable directory has none, and
+    so has one that is a symlink unless ``follow`` (a walk follows none below its root)."""
     call = _getdents()
     if call is None:
-        yield from _scandir(directory)
+        if follow or not os.path.islink(directory):
+            yield from _scandir(directory)
         return
     try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW))
     except OSError:
         return
     try:
@@ -51,6 +53,8 @@ def _parse(directory: str, data: bytes) -> Generator[tuple[str, Kind]]:
     position = 0
     while position < len(data):
         length = int.from_bytes(data[position + 16 : position + 18], "little")
+        if length < _HEADER:  # never from the kernel; a guard against looping on a bad record
+            return
         kind = data[position + 18]
         raw = data[position + _HEADER : position + length].split(b"\0", 1)[0]
         position += length

@@ -121,3 +121,14 @@ def test_ignore_files_of_every_kind_as_rg_reads_them(tmp_path: Path, ignore_file
     for depth in (1, 2):
         assert listing(ws, {"depth": depth}, True) == within(full, depth)
         assert listing(ws, {"depth": depth}, False) == within(full, depth)
+
+
+@pytest.mark.parametrize("use_rg", [True, False])
+def test_depth_lists_a_directory_named_through_a_symlink(tmp_path: Path, use_rg: bool) -> None:
+    """ls follows the directory it is given (as rg does), not symlinks below it."""
+    ws = tmp_path / "ws"
+    make(ws, ["real/sub/deep/f.txt", "real/top.txt"])
+    (ws / "link").symlink_to(ws / "real", target_is_directory=True)
+    full = listing(ws, {"path": "link"}, use_rg)
+    assert full[1:] == ["  - sub/", "    - deep/", "      - f.txt", "  - top.txt"]
+    assert listing(ws, {"path": "link", "depth": 1}, use_rg) == within(full, 1)
