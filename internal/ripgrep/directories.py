@@ -19,7 +19,7 @@ from contextlib import closing
 
 from ..cancel import CancelToken
 from .dirents import Kind, entries
-from .fallback import GlobSet, IgnoreRule, ignored, parent_ignores, read_ignore
+from .fallback import GlobSet, IgnoreRule, ignored, read_ignore, walk_start
 from .query import FileQuery
 
 
@@ -27,10 +27,8 @@ def shown_directories(query: FileQuery, cancel: CancelToken) -> list[str]:
     """Paths relative to ``query.root`` (``/``-separated) of the directories at most
     ``query.max_depth`` levels down that hold a file the listing would show."""
     assert query.max_depth is not None, "a depth-limited listing only"
-    root = str(query.root)
-    globs = GlobSet(("!.git", *query.globs))
+    globs, stack = walk_start(query)
     shown: list[str] = []
-    stack: list[tuple[str, str, list[IgnoreRule], int]] = [(root, "", parent_ignores(root) + read_ignore(root, ""), 1)]
     while stack:
         cancel.raise_if_cancelled()
         directory, rel_dir, rules, level = stack.pop()

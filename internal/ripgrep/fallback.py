@@ -151,11 +151,21 @@ class GlobSet:
         return any(regex.match(rel) for regex in self.positives)
 
 
-def _walk(query: FileQuery, cancel: CancelToken) -> list[str]:
+#: A directory a walk has still to read: its path, its path relative to the root, the ignore
+#: rules in force there, and its level (1 for the root's entries).
+Pending = tuple[str, str, list[IgnoreRule], int]
+
+
+def walk_start(query: FileQuery) -> tuple[GlobSet, list[Pending]]:
+    """The globs of a walk and its first directory: the root, with its own and its ancestors'
+    ignore rules."""
     root = str(query.root)
-    globs = GlobSet(("!.git", *query.globs))
+    return GlobSet(("!.git", *query.globs)), [(root, "", parent_ignores(root) + read_ignore(root, ""), 1)]
+
+
+def _walk(query: FileQuery, cancel: CancelToken) -> list[str]:
+    globs, stack = walk_start(query)
     out: list[str] = []
-    stack: list[tuple[str, str, list[IgnoreRule], int]] = [(root, "", parent_ignores(root) + read_ignore(root, ""), 1)]
     while stack:
         cancel.raise_if_cancelled()
         directory, rel_dir, rules, depth = stack.pop()
