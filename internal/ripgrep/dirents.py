@@ -13,6 +13,7 @@ import functools
 import os
 import platform
 import stat
+import threading
 from collections.abc import Callable, Generator
 from enum import Enum
 
@@ -104,10 +105,14 @@ def _getdents() -> Callable[[int], bytes] | None:
     except (OSError, AttributeError):
         return None
     syscall.restype = ctypes.c_long
+    call, length = ctypes.c_long(number), ctypes.c_size_t(SMALL_BUFFER)
+    buffers = threading.local()  # one per thread: each batch is copied out before the next call
 
     def batch(fd: int) -> bytes:
-        buffer = ctypes.create_string_buffer(SMALL_BUFFER)
-        size = int(syscall(ctypes.c_long(number), ctypes.c_int(fd), buffer, ctypes.c_size_t(SMALL_BUFFER)))
-        return buffer.raw[:size] if size > 0 else b""
+        buffer = getattr(buffers, "buffer", None)
+        if buffer is None:
+            buffer = buffers.buffer = ctypes.create_string_buffer(SMALL_BUFFER)
+        size = int(syscall(call, ctypes.c_int(fd), buffer, length))
+        return ctypes.string_at(buffer, size) if size > 0 else b""
 
     return batch

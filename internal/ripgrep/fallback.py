@@ -99,8 +99,11 @@ def parent_ignores(root: str) -> list[IgnoreRule]:
 def read_ignore(directory: str, rel: str) -> list[IgnoreRule]:
     rules: list[IgnoreRule] = []
     for source, name in enumerate(IGNORE_FILES):
+        path = f"{directory}/{name}"
+        if not os.access(path, os.F_OK):  # most directories have none: no exception raised per file
+            continue
         try:
-            with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as handle:
+            with open(path, encoding="utf-8", errors="replace") as handle:
                 lines = handle.read().splitlines()
         except OSError:
             continue
