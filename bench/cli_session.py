@@ -4,22 +4,24 @@ Interleaved, so machine load hits both alike: `view` of a small text file withou
 `--session`, and `edit` of a Python file with language-server diagnostics through the host
 (servers warm) vs a `--session` call with the host turned off (`TOOLSMITH_SESSION_HOST=0`: the
 servers start cold every call, as every CLI edit did before the host). The raw reference is the bare
-interpreter start (`python -c pass`). Prints medians and ratios; the host is ended at the end.
+interpreter start (`python -c pass`). Rows go through bench/harness.py (median and min–max of the
+per-pair ratios); none has a documented goal, so all are informational. The host is ended at the end.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from harness import exit_status, record
+
 ROOT = Path(__file__).resolve().parents[1]
-RUNS = int(os.environ.get("BENCH_RUNS", "7"))
+RUNS = int(os.environ.get("BENCH_RUNS", "9"))
 #: Hang guard per CLI call (a cold edit with language servers takes seconds).
 CALL_TIMEOUT_S = 120
 
@@ -33,7 +35,7 @@ def timed(argv: list[str], env: dict[str, str]) -> float:
     return elapsed
 
 
-def main() -> None:
+def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         workspace = Path(tmp) / "ws"
         workspace.mkdir()
@@ -72,20 +74,15 @@ def main() -> None:
                 samples["edit_s"].append(timed(edit(session), env))
         finally:
             subprocess.run([*session, "--end"], cwd=ROOT, env=env, capture_output=True, timeout=CALL_TIMEOUT_S)
-        med = {k: statistics.median(v) for k, v in samples.items()}
-        print(f"{RUNS} interleaved runs, medians:")
-        rows = [
-            ("python -c pass (raw)", "raw"),
-            ("view, one-shot", "view"),
-            ("view, --session (warm host)", "view_s"),
-            ("edit .py, no host (cold LSP)", "edit"),
-            ("edit .py, --session (warm)", "edit_s"),
-        ]
-        for label, key in rows:
-            print(f"  {label:<30}{med[key] * 1000:8.1f} ms  ({med[key] / med['raw']:.2f}x raw)")
-        print(f"  view: session / one-shot = {med['view_s'] / med['view']:.2f}")
-        print(f"  edit: host / no host = {med['edit_s'] / med['edit']:.2f}")
+    for name, tool, reference, reference_name in (
+        ("CLI view, one-shot", "view", "raw", "python -c pass"),
+        ("CLI view, --session (warm host)", "view_s", "raw", "python -c pass"),
+        ("CLI view, --session (warm host) vs one-shot", "view_s", "view", "one-shot view"),
+        ("CLI edit .py, --session (warm host, servers warm)", "edit_s", "edit", "no host (servers cold)"),
+    ):
+        record(name, samples[tool], samples[reference], reference=reference_name, goal=None)
+    return exit_status()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,10 +1,12 @@
 """view of a 5 MB notebook and of a 300-page PDF, the whole call through Session.run, vs the
 parser alone: ``nbformat.read`` (what any notebook reader pays) and pypdf's extraction of the same
-pages. Runs are interleaved so machine noise hits both alike; medians and their ratio are printed.
-Goal: ≤ 1.5× for both. Also, for information: notebook_edit of one cell (read guard, validation,
-atomic commit) vs nbformat reading, changing and writing the same notebook.
+pages. Runs are interleaved (A B A B, bench/harness.py) so machine noise hits both alike; each row
+prints the median and min–max of the per-pair ratios. Goal: ≤ 1.5× for both. Also, for
+information: notebook_edit of one cell (read guard, validation, atomic commit) vs nbformat reading,
+changing and writing the same notebook.
 
-Run from the repository root: ``.venv/bin/python -m bench.documents``.
+Run from the repository root: ``.venv/bin/python bench/documents.py`` (or ``make bench
+BENCH=documents.py``).
 """
 
 from __future__ import annotations
@@ -13,21 +15,25 @@ import asyncio
 import base64
 import io
 import json
-import statistics
+import os
+import sys
 import tempfile
-import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import nbformat
 from agent_toolsmith.config import Config
 from agent_toolsmith.session import Session
+from harness import exit_status, pairs_async
 from pypdf import PdfReader
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ is not installed
 from tests.pdf_writer import text_pdf
 
-RUNS = 9
+RUNS = int(os.environ.get("BENCH_RUNS", "9"))
+#: A document view through Session.run vs its parser alone (docs/benchmarks.md).
+VIEW_GOAL = 1.5
 NOTEBOOK_BYTES = 5 * 1024 * 1024
 PDF_PAGES = 300
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40).decode()
@@ -67,24 +73,18 @@ def make_pdf(path: Path) -> None:
     path.write_bytes(text_pdf(["\n".join([f"Page {n}", *lines]) for n in range(1, PDF_PAGES + 1)]))
 
 
-def timed(work: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    work()
-    return time.perf_counter() - start
+async def compare(
+    label: str,
+    tool: Callable[[], Awaitable[object]],
+    reference: Callable[[], object],
+    *,
+    reference_name: str,
+    goal: float | None = VIEW_GOAL,
+) -> None:
+    await pairs_async(label, tool, reference, runs=RUNS, reference_name=reference_name, goal=goal)
 
 
-def compare(label: str, tool: Callable[[], object], reference: Callable[[], object]) -> None:
-    tool_times, ref_times = [], []
-    tool()  # warm imports and caches for both sides
-    reference()
-    for _ in range(RUNS):
-        tool_times.append(timed(tool))
-        ref_times.append(timed(reference))
-    t, r = statistics.median(tool_times), statistics.median(ref_times)
-    print(f"{label:50s} tool {t * 1000:8.1f} ms   reference {r * 1000:8.1f} ms   ratio {t / r:5.2f}x")
-
-
-def main() -> None:
+async def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         workspace = Path(tmp)
         notebook = workspace / "big.ipynb"
@@ -92,12 +92,12 @@ def main() -> None:
         pdf = workspace / "book.pdf"
         make_pdf(pdf)
         print(f"notebook: {notebook.stat().st_size / 1e6:.1f} MB, {cells} cells; pdf: {PDF_PAGES} pages, "
-              f"{pdf.stat().st_size / 1e6:.1f} MB; median of {RUNS} interleaved runs")  # fmt: skip
+              f"{pdf.stat().st_size / 1e6:.1f} MB; {RUNS} interleaved pairs")  # fmt: skip
         session = Session(workspace, config=Config(lsp_enabled=False))
 
-        def view(params: dict[str, object]) -> Callable[[], object]:
-            def run() -> object:
-                response = asyncio.run(session.run("view", params))
+        def view(params: dict[str, object]) -> Callable[[], Awaitable[object]]:
+            async def run() -> object:
+                response = await session.run("view", params)
                 assert not response.is_error, response.content[:300]
                 return response
 
@@ -106,15 +106,16 @@ def main() -> None:
         def read_notebook() -> object:
             return nbformat.read(str(notebook), as_version=4)  # type: ignore[no-untyped-call]
 
-        compare("notebook view (first page of cells)", view({"file_path": str(notebook)}), read_notebook)
+        await compare("notebook view (first page of cells)", view({"file_path": str(notebook)}), read_notebook,
+                reference_name="nbformat.read")  # fmt: skip
         middle = view({"file_path": str(notebook), "offset": cells // 2})
-        compare("notebook view (cells from the middle)", middle, read_notebook)
+        await compare("notebook view (cells from the middle)", middle, read_notebook, reference_name="nbformat.read")
 
         turn = iter(range(1_000_000))
 
-        def edit_cell() -> object:
+        async def edit_cell() -> object:
             params = {"file_path": str(notebook), "cell_index": cells // 2, "new_source": f"x = {next(turn)}"}
-            response = asyncio.run(session.run("notebook_edit", params))
+            response = await session.run("notebook_edit", params)
             assert not response.is_error, response.content[:300]
             return response
 
@@ -124,7 +125,8 @@ def main() -> None:
             nbformat.write(nb, str(workspace / "copy.ipynb"))  # type: ignore[no-untyped-call]
             return nb
 
-        compare("notebook_edit one cell (vs nbformat read+write)", edit_cell, nbformat_round_trip)
+        await compare("notebook_edit one cell", edit_cell, nbformat_round_trip, reference_name="nbformat read+write",
+                goal=None)  # fmt: skip
 
         def extract(first: int, last: int) -> Callable[[], object]:
             def run() -> object:
@@ -133,10 +135,16 @@ def main() -> None:
 
             return run
 
-        compare("pdf view pages 1-20", view({"file_path": str(pdf), "pages": "1-20"}), extract(1, 20))
-        compare("pdf view pages 281-300", view({"file_path": str(pdf), "pages": "281-300"}), extract(281, 300))
-        compare("pdf view page 150", view({"file_path": str(pdf), "pages": "150"}), extract(150, 150))
+        for label, pages, first, last in (
+            ("pdf view pages 1-20", "1-20", 1, 20),
+            ("pdf view pages 281-300", "281-300", 281, 300),
+            ("pdf view page 150", "150", 150, 150),
+        ):
+            viewed = view({"file_path": str(pdf), "pages": pages})
+            await compare(label, viewed, extract(first, last), reference_name="pypdf")
+        await session.close()
+    return exit_status()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(asyncio.run(main()))

@@ -2,22 +2,24 @@
 
 The installed `toolsmith-mcp` (every tool, a real workspace, language servers enabled) vs a
 minimal server built on the same SDK (`MCPServer` with one tool), spawned alternately (A B A B)
-so both see the same machine load. Prints the median and min–max of the per-pair ratios; the
-goal is a median ≤ 1.3× (exit status 1 when over). The SDK's own import is most of both.
+so both see the same machine load (bench/harness.py: the median and min–max of the per-pair
+ratios; exit status 1 when the median is over the 1.3× goal). The SDK's own import is most of both.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-PAIRS = int(os.environ.get("BENCH_PAIRS", "10"))
+from harness import exit_status, record
+
+PAIRS = int(os.environ.get("BENCH_PAIRS", "15"))
+#: toolsmith-mcp answering `initialize` vs a minimal server on the same SDK (#28, item 4).
 GOAL = 1.3
 #: A server that has not answered in this long has hung (far above any start-up seen).
 ANSWER_TIMEOUT_S = 60.0
@@ -76,21 +78,12 @@ def main() -> int:
         reference = [sys.executable, str(minimal)]
         seconds_to_initialize(toolsmith, tmp)  # warm the page cache for both
         seconds_to_initialize(reference, tmp)
-        ours, theirs, ratios = [], [], []
+        ours, theirs = [], []
         for _ in range(PAIRS):
-            a = seconds_to_initialize(toolsmith, tmp)
-            b = seconds_to_initialize(reference, tmp)
-            ours.append(a)
-            theirs.append(b)
-            ratios.append(a / b)
-    median = statistics.median(ratios)
-    verdict = "within" if median <= GOAL else "OVER"
-    print(
-        f"mcp stdio initialize: toolsmith-mcp {statistics.median(ours) * 1000:.0f} ms, minimal MCPServer "
-        f"{statistics.median(theirs) * 1000:.0f} ms; ratio median {median:.2f}x "
-        f"(min {min(ratios):.2f}, max {max(ratios):.2f}; {PAIRS} pairs; goal <= {GOAL}x) {verdict}"
-    )
-    return 0 if median <= GOAL else 1
+            ours.append(seconds_to_initialize(toolsmith, tmp))
+            theirs.append(seconds_to_initialize(reference, tmp))
+    record("MCP stdio initialize (process start + answer)", ours, theirs, reference="minimal MCPServer", goal=GOAL)
+    return exit_status()
 
 
 if __name__ == "__main__":

@@ -170,6 +170,13 @@ class TimedOut(ToolError):
         self.seconds = seconds
 
 
+class LspUnavailable(ToolError):
+    """No language server can answer for the file: servers are off, none is configured or
+    installed for its type, or the session's diagnostics source offers no navigation."""
+
+    code = "lsp_unavailable"
+
+
 class Denied(ToolError):
     """The permission service (the user, a rule, a read-only session) refused the action."""
 

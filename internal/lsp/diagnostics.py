@@ -1,5 +1,6 @@
 """Formatting diagnostics for the model: one line each (continuations indented), errors only after
-edits, capped per file, merged across the servers of a file."""
+edits, capped per file, merged across the servers of a file; and the notes that keep a result
+honest (which servers did not confirm, what that means)."""
 
 from __future__ import annotations
 
@@ -101,3 +102,46 @@ def format_report(
             summary += f"; errors in {len(others)} other file(s): {other}"
         blocks.append(f"<diagnostic_summary>\n{summary}\n</diagnostic_summary>")
     return "\n".join(blocks)
+
+
+@dataclass
+class Outcome:
+    """One file's diagnostics after a sync: merged, with how sure they are."""
+
+    diags: list[Diag] | None  # None: no server ran
+    notes: list[str]
+    #: Servers whose answer for this version did not come in time, with the seconds waited.
+    unconfirmed: list[tuple[str, float]]
+    #: Servers that said nothing while the file's last report was empty (likely clean, unconfirmed).
+    quiet: list[str]
+    #: Diagnostics that arrived after the call that made the change (delivered now).
+    late: bool = False
+
+
+def truth_notes(name: str, outcome: Outcome, *, view: bool = False) -> list[str]:
+    """The notes that keep a result honest: who did not confirm, and what that means."""
+    notes = list(outcome.notes)
+    for server, waited in outcome.unconfirmed:
+        then = "use the lsp tool or view the file later" if view else "they come with the next result for this file"
+        notes.append(
+            f"unconfirmed: {server} is still analysing {name} after {waited:.0f} s; "
+            f"its diagnostics are not in yet ({then})"
+        )
+    for server in outcome.quiet:
+        notes.append(
+            f"unconfirmed: {server} reported no errors for {name} after the change "
+            "(it sends nothing while a file stays clean, so this is not a confirmation)"
+        )
+    return notes
+
+
+def with_late_label(report: str, outcome: Outcome) -> str:
+    if outcome.late and report:
+        return "Diagnostics that arrived since your last edit of this file:\n" + report
+    return report
+
+
+def with_notes(report: str, notes: list[str]) -> str:
+    lines = [f"(Diagnostics: {note}.)" if note.startswith("unconfirmed") else f"(Diagnostics unavailable: {note}.)"
+             for note in notes]  # fmt: skip
+    return "\n".join(part for part in (report, *lines) if part)

@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
-from .client import to_char
+from .positions import to_char
+from .uris import is_file_uri, uri_to_path
 
 _LINE_END = re.compile(r"\r\n|\n|\r")
 
@@ -38,10 +38,9 @@ class TextEdit:
 
 
 def uri_path(uri: str) -> Path:
-    parts = urlsplit(uri)
-    if parts.scheme != "file":
+    if not is_file_uri(uri):
         raise WorkspaceEditError(f"the server proposed a change to {uri}, which is not a local file", "rename_not_file")
-    return Path(unquote(parts.path))
+    return uri_to_path(uri)
 
 
 def file_edits(edit: Any) -> dict[Path, list[TextEdit]]:

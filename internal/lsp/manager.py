@@ -1,19 +1,16 @@
-"""The LSP layer tools see: servers per (language, root), diagnostics after view and edits.
+"""The LSP layer tools see: servers per (language, root), diagnostics after view and edits, and
+the lsp tool's queries (the NavigationSource of api.py).
 
 Every matching server runs for a file (see servers.py), started on the first file of its type
-within the caller's budget — the edit's diagnostics budget, not a cold-start worst case. After a
-change the touched files are synced and each server's fresh diagnostics waited for (push or pull);
-the results are merged and deduplicated. The report is errors only, capped per file, plus other
-open files that *gained* errors during the change (stale ones never flood the output).
+within the caller's budget — the edit's diagnostics budget, not a cold-start worst case (starting,
+liveness and back-off: supervisor.py). After a change the touched files are synced and each
+server's fresh diagnostics waited for (push or pull); the results are merged and deduplicated.
+The report is errors only, capped per file, plus other open files that *gained* errors during the
+change (stale ones never flood the output).
 
 Busy is not hung. A wait that runs out is reported "unconfirmed (still analysing after N s)" and
-the diagnostics that arrive later are delivered with the next result for that file. A server is
-hung only when it answers nothing: no message of any kind, not even the reply to a liveness
-probe, for HUNG_AFTER_S. A server that cannot start, exits, stops (SIGSTOP) or hangs is killed at
-once and retried after a back-off that doubles across restarts (up to MAX_BACKOFF_S) and resets
-only after HEALTHY_RESET_S of health. Health is per server instance (name and root): one
-project's trouble never disables another. Every result that lacks a server's diagnostics says so
-in one line naming it. The health survives CLI invocations with the session state.
+the diagnostics that arrive later are delivered with the next result for that file. Every result
+that lacks a server's diagnostics says so in one line naming it.
 
 Bounds (docs/lsp.md): an edit's diagnostics take at most WAIT_CAP_S for the changed files
 (starting servers included: the budget is shared, not added), plus at most OTHER_FILES_WAIT_S for
@@ -28,16 +25,21 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import Config
 from ..state import StateDir
-from .client import INIT_TIMEOUT_S, LspClient, LspError
-from .diagnostics import ERROR, Diag, format_report, merge
+from .api import LspError
+from .client import LspClient
+from .diagnostics import ERROR, Diag, Outcome, format_report, merge, truth_notes, with_late_label, with_notes
 from .importers import importer_pattern
-from .servers import ServerConfig, find_root, language_id, missing_servers, servers_for
+from .servers import ServerConfig, language_id
+from .supervisor import ServerSupervisor, instance_key
+from .uris import uri_to_path
+
+if TYPE_CHECKING:
+    from .api import NavigationSource
 
 log = logging.getLogger("toolsmith.lsp")
 
@@ -54,20 +56,12 @@ VIEW_COLD_CAP_S = WAIT_CAP_S
 #: diagnostics operation waits at most QUERY_WAIT_S in all.
 QUERY_START_S = 15.0
 QUERY_WAIT_S = 10.0
-#: After a server fails, it is not tried again for this long (doubling per failure, capped).
-FIRST_BACKOFF_S = 60.0
-MAX_BACKOFF_S = 600.0
 #: Other files whose new errors a change reports besides the changed ones (seed 3.5). A server
 #: checks dependent files after the changed one: their reports are waited for until the server
 #: has been quiet for SETTLE_QUIET_S, at most OTHER_FILES_WAIT_S after the changed files' own.
 OTHER_FILES_REPORTED = 5
 SETTLE_QUIET_S = 1.0
 OTHER_FILES_WAIT_S = 3.0
-#: A server that sent nothing at all (no reply to the liveness probe, no notification) for this
-#: long after a probe is hung. Slow diagnostics alone never make a server hung.
-HUNG_AFTER_S = 20.0
-#: A server instance's failure count (and so its back-off) resets after this long healthy.
-HEALTHY_RESET_S = 300.0
 #: Files that import a changed module (Python, TS/JS, Go), opened so the server reports what the
 #: change broke in them: at most this many per module, found and given their first (baseline)
 #: diagnostics within IMPORTERS_BUDGET_S, once per changed file per session.
@@ -77,212 +71,19 @@ MAX_IMPORTERS = 3
 MAX_IMPORTERS_SEARCHED = 50
 IMPORTERS_BUDGET_S = 2.0
 
-
-@dataclass
-class Health:
-    """A server instance's failures; unavailable until ``retry_at`` (wall clock) after one."""
-
-    reason: str
-    failures: int
-    retry_at: float
-    #: When (wall clock) it last started well; failures reset after HEALTHY_RESET_S of health.
-    healthy_since: float | None = None
-
-
-@dataclass
-class Outcome:
-    """One file's diagnostics after a sync: merged, with how sure they are."""
-
-    diags: list[Diag] | None  # None: no server ran
-    notes: list[str]
-    #: Servers whose answer for this version did not come in time, with the seconds waited.
-    unconfirmed: list[tuple[str, float]]
-    #: Servers that said nothing while the file's last report was empty (likely clean, unconfirmed).
-    quiet: list[str]
-    #: Diagnostics that arrived after the call that made the change (delivered now).
-    late: bool = False
-
-
 #: lsp tool operations whose answers lie in other files.
 SEARCHES_IMPORTERS = frozenset({"references", "rename", "incoming_calls", "implementation"})
 
 
-def _key(name: str, root: Path) -> str:
-    return f"{name}@{root}"
+class LspManager(ServerSupervisor):
+    """A session's LSP layer: its DiagnosticsSource (after views and changes) and the lsp tool's
+    NavigationSource, over the servers the supervisor runs."""
 
-
-class LspManager:
     def __init__(self, workspace: Path, config: Config, state: StateDir) -> None:
-        self.workspace = workspace
-        self.config = config
-        self.state = state
-        self.clients: dict[tuple[str, Path], LspClient] = {}
-        #: By server instance: "name@root".
-        self.health: dict[str, Health] = {}
-        #: Starts under way (by instance), for the state a one-shot front door saves meanwhile.
-        self._pending: dict[str, tuple[LspClient, float]] = {}
-        self._starts: dict[tuple[str, Path], asyncio.Future[tuple[LspClient | None, str | None]]] = {}
+        super().__init__(workspace, config, state)
         self._importers_opened: set[str] = set()
         #: (server instance, uri) whose last wait ran out: what comes later is "late".
         self._awaiting: set[tuple[str, str]] = set()
-
-    def servers_for(self, path: Path) -> list[ServerConfig]:
-        return servers_for(path, self.config.lsp_servers)
-
-    def missing_for(self, path: Path) -> list[str]:
-        """Notes naming configured servers for ``path`` whose command is not installed."""
-        return [
-            f"{config.name} is configured but its command {config.command[0]!r} is not installed"
-            for config in missing_servers(path, self.config.lsp_servers)
-        ]
-
-    # --- health -------------------------------------------------------------------------------
-
-    def _unavailable(self, key: str) -> str | None:
-        health = self.health.get(key)
-        if health is None or health.healthy_since is not None or time.time() >= health.retry_at:
-            return None
-        wait = max(int(health.retry_at - time.time()), 1)
-        return f"{key.split('@', 1)[0]} {health.reason} (next try in {wait} s)"
-
-    def _mark_failed(self, key: str, reason: str, *, first_free: bool = False) -> str:
-        """Count a failure and hold the instance back: FIRST_BACKOFF_S, doubling per failure.
-        ``first_free``: a first crash is restarted at once (a crash on one input is not a pattern)."""
-        previous = self.health.get(key)
-        failures = previous.failures + 1 if previous else 1
-        exponent = failures - 2 if first_free else failures - 1
-        backoff = 0.0 if exponent < 0 else min(FIRST_BACKOFF_S * 2**exponent, MAX_BACKOFF_S)
-        self.health[key] = Health(reason, failures, time.time() + backoff)
-        log.warning("%s is unavailable: %s (retry in %.0f s)", key, reason, backoff)
-        return f"{key.split('@', 1)[0]} {reason}"
-
-    def _mark_started(self, key: str) -> None:
-        health = self.health.get(key)
-        if health is not None:  # keep the count: the back-off keeps doubling across restarts
-            health.healthy_since = time.time()
-
-    def _mark_healthy(self, key: str) -> None:
-        health = self.health.get(key)
-        since = health.healthy_since if health is not None else None
-        if since is not None and time.time() - since >= HEALTHY_RESET_S:
-            del self.health[key]
-
-    def to_json(self) -> dict[str, Any]:
-        """The health to keep across one-shot calls. A start still under way that has sent nothing
-        at all counts as failed: the process ends with this call, and the next one should not
-        wait for the same silence again."""
-        health = dict(self.health)
-        for key, (client, began) in self._pending.items():
-            if client.last_message == 0.0:
-                previous = health.get(key)
-                failures = previous.failures + 1 if previous else 1
-                backoff = min(FIRST_BACKOFF_S * 2 ** (failures - 1), MAX_BACKOFF_S)
-                waited = time.monotonic() - began
-                reason = f"did not start: did not answer initialize within {waited:.0f} s"
-                health[key] = Health(reason, failures, time.time() + backoff)
-        return {
-            k: {"reason": h.reason, "failures": h.failures, "retry_at": h.retry_at, "healthy_since": h.healthy_since}
-            for k, h in health.items()
-        }
-
-    def load_json(self, data: Any) -> None:
-        if not isinstance(data, dict):
-            return
-        for key, entry in data.items():
-            try:
-                since = entry.get("healthy_since")
-                self.health[str(key)] = Health(
-                    str(entry["reason"]), int(entry["failures"]), float(entry["retry_at"]),
-                    float(since) if since is not None else None,
-                )  # fmt: skip
-            except (AttributeError, KeyError, TypeError, ValueError):
-                continue
-
-    # --- clients ------------------------------------------------------------------------------
-
-    async def clients_for(
-        self, path: Path, *, budget: float, start: bool = True
-    ) -> tuple[list[tuple[LspClient, ServerConfig]], list[str]]:
-        """The running clients for ``path`` (started together within one shared ``budget`` when
-        ``start``), and a note for each server that is unavailable or missing."""
-        notes: list[str] = self.missing_for(path)
-        wanted: list[tuple[ServerConfig, Path]] = []
-        for config in self.servers_for(path):
-            root = find_root(path, self.workspace, config.root_markers, config.root_tiers)
-            unavailable = self._unavailable(_key(config.name, root))
-            if unavailable is not None:
-                notes.append(unavailable)
-            else:
-                wanted.append((config, root))
-        results = await asyncio.gather(*(self._client(config, root, budget, start) for config, root in wanted))
-        found: list[tuple[LspClient, ServerConfig]] = []
-        for (config, _root), (client, note) in zip(wanted, results, strict=True):
-            if client is not None:
-                found.append((client, config))
-            if note:
-                notes.append(note)
-        return found, notes
-
-    async def _client(
-        self, config: ServerConfig, root: Path, budget: float, start: bool
-    ) -> tuple[LspClient | None, str | None]:
-        key = (config.name, root)
-        health_key = _key(config.name, root)
-        client = self.clients.get(key)
-        if client is not None and client.stopped:
-            await self._drop(client, "is stopped (not running) and was killed")
-            return None, f"{config.name} is stopped (not running) and was killed"
-        if client is not None and client.hung(HUNG_AFTER_S):
-            await self._drop(client, f"answered nothing for {HUNG_AFTER_S:.0f} s (hung) and was killed")
-            return None, f"{config.name} answered nothing for {HUNG_AFTER_S:.0f} s (hung) and was killed"
-        if client is not None and not client.alive:
-            log.info("%s exited; restarting", health_key)
-            del self.clients[key]
-            await client.kill()
-            self._mark_failed(health_key, "exited", first_free=True)
-            client = None
-            if self._unavailable(health_key) is not None:
-                return None, self._unavailable(health_key)
-        if client is not None:
-            return client, None
-        if not start:
-            return None, None
-        task = self._starts.get(key)
-        if task is None:  # one start per instance, awaited by every caller for its own budget
-            task = asyncio.ensure_future(self._start(config, root))
-            self._starts[key] = task
-        done, _ = await asyncio.wait({task}, timeout=max(budget, 0.01))
-        if not done:
-            return None, f"unconfirmed: {config.name} is still starting (its diagnostics come with a later result)"
-        return task.result()
-
-    async def _start(self, config: ServerConfig, root: Path) -> tuple[LspClient | None, str | None]:
-        """Start a server with the full INIT_TIMEOUT_S, whatever the caller's budget: a caller
-        that cannot wait that long leaves it starting for the next call."""
-        key = (config.name, root)
-        health_key = _key(config.name, root)
-        client = LspClient(config, root, self.state.directory("lsp"))
-        began = time.monotonic()
-        self._pending[health_key] = (client, began)
-        try:
-            await client.start(INIT_TIMEOUT_S)
-        except (LspError, OSError) as exc:
-            await client.kill()
-            return None, self._mark_failed(health_key, f"did not start: {exc}")
-        except asyncio.CancelledError:
-            # The session ends while it starts (a one-shot CLI call). A server that said nothing
-            # at all meanwhile is not started again on every call; a slow talker is left alone.
-            if client.last_message == 0.0:
-                waited = time.monotonic() - began
-                self._mark_failed(health_key, f"did not start: did not answer initialize within {waited:.0f} s")
-            await client.kill()
-            raise
-        finally:
-            self._starts.pop(key, None)
-            self._pending.pop(health_key, None)
-        self._mark_started(health_key)
-        self.clients[key] = client
-        return client, None
 
     async def _sync_and_wait(
         self, client: LspClient, config: ServerConfig, path: Path, text: str, cap_s: float, probe: bool
@@ -291,7 +92,7 @@ class LspManager:
         status one of "confirmed", "late" (confirmed, arrived after an earlier call gave up),
         "quiet" or "none" (see LspClient.wait_for_diagnostics)."""
         uri = path.as_uri()
-        awaiting = (_key(config.name, client.root), uri)
+        awaiting = (instance_key(config.name, client.root), uri)
         if client.texts.get(uri) != text:
             self._awaiting.discard(awaiting)
         client.sync(path, text, language_id(config, path))
@@ -307,20 +108,11 @@ class LspManager:
             self._awaiting.add(awaiting)
             return diags, status
         if status == "confirmed":
-            self._mark_healthy(_key(config.name, client.root))
+            self._mark_healthy(instance_key(config.name, client.root))
             if awaiting in self._awaiting:  # the answer an earlier call gave up on
                 self._awaiting.discard(awaiting)
                 return diags, "late"
         return diags, status
-
-    def _all_running(self, path: Path) -> bool:
-        for config in self.servers_for(path):
-            client = self.clients.get(
-                (config.name, find_root(path, self.workspace, config.root_markers, config.root_tiers))
-            )
-            if client is None or not client.alive:
-                return False
-        return True
 
     async def _diagnose(
         self, path: Path, cap_s: float, start: bool, *, probe: bool = True, cold_cap_s: float | None = None
@@ -356,13 +148,6 @@ class LspManager:
             elif status == "late":
                 outcome.late = True
         return outcome
-
-    async def _drop(self, client: LspClient, reason: str) -> None:
-        for key, running in list(self.clients.items()):
-            if running is client:
-                del self.clients[key]
-        await client.kill()
-        self._mark_failed(_key(client.config.name, client.root), reason)
 
     def _display(self, path: Path) -> str:
         try:
@@ -425,7 +210,7 @@ class LspManager:
             uri = path.as_uri()
             for client, config in clients:
                 if client.texts.get(uri) != text:
-                    self._awaiting.discard((_key(config.name, client.root), uri))
+                    self._awaiting.discard((instance_key(config.name, client.root), uri))
                 client.sync(path, text, language_id(config, path))
 
     def _error_keys(self) -> dict[str, Counter[tuple[str, str | None]]]:
@@ -465,7 +250,7 @@ class LspManager:
                 else:
                     gained.append(diag)
             if gained:
-                out[self._display(Path(_uri_path(uri)))] = gained
+                out[self._display(uri_to_path(uri))] = gained
             if len(out) >= limit:
                 break
         return out
@@ -511,7 +296,7 @@ class LspManager:
         if opened:
             await asyncio.gather(*(client.first_publish(uri, deadline) for client, uri in opened))
 
-    # --- the lsp tool -------------------------------------------------------------------------
+    # --- the lsp tool (NavigationSource) ------------------------------------------------------
 
     async def diagnostics(self, path: Path) -> Outcome:
         return await self._diagnose(path, QUERY_WAIT_S, start=True)
@@ -550,47 +335,11 @@ class LspManager:
             raise LspError(f"{client.config.name} {exc}") from exc
 
     async def close(self) -> None:
-        for task in list(self._starts.values()):
-            task.cancel()
-        await asyncio.gather(*self._starts.values(), return_exceptions=True)
-        await asyncio.gather(*(client.shutdown() for client in self.clients.values()))
-        self.clients.clear()
+        await super().close()
         # Servers started again later (a session's idle stop, then a call) know nothing of these.
-        self._starts.clear()
         self._importers_opened.clear()
         self._awaiting.clear()
 
 
-def truth_notes(name: str, outcome: Outcome, *, view: bool = False) -> list[str]:
-    """The notes that keep a result honest: who did not confirm, and what that means."""
-    notes = list(outcome.notes)
-    for server, waited in outcome.unconfirmed:
-        then = "use the lsp tool or view the file later" if view else "they come with the next result for this file"
-        notes.append(
-            f"unconfirmed: {server} is still analysing {name} after {waited:.0f} s; "
-            f"its diagnostics are not in yet ({then})"
-        )
-    for server in outcome.quiet:
-        notes.append(
-            f"unconfirmed: {server} reported no errors for {name} after the change "
-            "(it sends nothing while a file stays clean, so this is not a confirmation)"
-        )
-    return notes
-
-
-def with_late_label(report: str, outcome: Outcome) -> str:
-    if outcome.late and report:
-        return "Diagnostics that arrived since your last edit of this file:\n" + report
-    return report
-
-
-def with_notes(report: str, notes: list[str]) -> str:
-    lines = [f"(Diagnostics: {note}.)" if note.startswith("unconfirmed") else f"(Diagnostics unavailable: {note}.)"
-             for note in notes]  # fmt: skip
-    return "\n".join(part for part in (report, *lines) if part)
-
-
-def _uri_path(uri: str) -> str:
-    from urllib.parse import unquote, urlsplit
-
-    return unquote(urlsplit(uri).path)
+if TYPE_CHECKING:  # the lsp tool's seam, checked by mypy: LspManager offers what the tool asks
+    _NAVIGATION: type[NavigationSource[LspClient]] = LspManager

@@ -9,7 +9,8 @@ low-level server, so each tool is declared with the one schema the other front d
 The modules: ``server`` (:class:`ToolsmithServer`: the protocol's handlers and the toolsmith
 session of each MCP session), ``convert`` (toolsmith to MCP: tool listings, call results,
 progress notifications, the client's roots), ``stdio_transport`` and ``http_transport``
-(serving over stdio, and over streamable HTTP), ``http_guard`` (who may talk to it over HTTP),
+(serving over stdio, and over streamable HTTP), ``stdio_streams`` (stdin/stdout pipes read and
+written on the event loop), ``http_guard`` (who may talk to it over HTTP),
 ``sdk`` (the optional ``mcp`` SDK, imported once) and ``cli`` (the ``toolsmith-mcp`` command
 line).
 

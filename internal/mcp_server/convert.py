@@ -9,8 +9,8 @@ import os
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlparse
 
+from ..lsp.uris import is_file_uri, uri_to_path
 from .sdk import ServerRequestContext, types
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ async def client_roots(ctx: ServerRequestContext[Any]) -> list[Path]:
         return []
     roots = []
     for root in listed.roots:
-        parsed = urlparse(str(root.uri))
-        if parsed.scheme == "file" and parsed.path:
-            roots.append(Path(os.path.realpath(unquote(parsed.path))))
+        uri = str(root.uri)
+        if is_file_uri(uri) and str(uri_to_path(uri)) not in ("", "."):
+            roots.append(Path(os.path.realpath(uri_to_path(uri))))
     return roots

@@ -19,10 +19,13 @@ async def serve_stdio(server: ToolsmithServer) -> None:
     """Serve on stdin/stdout until stdin closes; then every session is closed."""
     from mcp.server.stdio import stdio_server
 
+    from .stdio_streams import event_loop_stdio
+
     try:
-        async with stdio_server() as (read_stream, write_stream), _answer_parse_errors(
+        # Pipes are served on the event loop (no thread hop per message); else as the SDK does.
+        async with event_loop_stdio() as streams, stdio_server(*(streams or ())) as (
             read_stream, write_stream
-        ) as checked:
+        ), _answer_parse_errors(read_stream, write_stream) as checked:
             await server.server.run(checked, write_stream, server.server.create_initialization_options())
     finally:
         await server.close()

@@ -191,8 +191,8 @@ def _fallback(line: str, report: LineReport, depth: int) -> None:
 
 
 #: A line made only of words (no expansion, redirection, operator, grouping, glob bracket or
-#: comment) is split by shlex exactly as bash would split it. Such lines skip bashlex, whose
-#: import rebuilds its LR tables (~70 ms) in every process.
+#: comment) is split by shlex exactly as bash would split it. Such lines skip bashlex (whose import,
+#: even with its tables cached by .bashlex_tables, costs a few milliseconds).
 _PLAIN_LINE = re.compile(r"^[^$`;&|<>(){}\[\]\n\r\\#!*?~]*$")
 
 
@@ -207,9 +207,9 @@ def analyse(line: str, depth: int = 0) -> LineReport:
             _expand(words, report, depth)
             return report
     try:
-        import bashlex
+        from .bashlex_tables import import_bashlex
 
-        trees = bashlex.parse(line)
+        trees = import_bashlex().parse(line)
     except Exception:  # bashlex raises many types for syntax it does not know
         _fallback(line, report, depth)
         return report

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 from agent_toolsmith.config import Config
-from agent_toolsmith.lsp.client import CLEAN_QUIET_S, LspClient
+from agent_toolsmith.lsp.client import LspClient
+from agent_toolsmith.lsp.documents import CLEAN_QUIET_S
 from agent_toolsmith.lsp.manager import WAIT_CAP_S, LspManager
 from agent_toolsmith.lsp.servers import configured_servers
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from agent_toolsmith.config import Config
 from agent_toolsmith.lsp import manager as lsp_manager
+from agent_toolsmith.lsp import supervisor as lsp_supervisor
 from agent_toolsmith.lsp.manager import LspManager
 
 from tests.integration.test_lsp import Driver
@@ -56,7 +57,7 @@ def test_a_server_that_publishes_7_s_late_is_kept_and_its_diagnostics_arrive(mar
 def test_a_silent_server_is_hung_only_when_its_probe_gets_no_reply(
     marker_driver: Driver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(lsp_manager, "HUNG_AFTER_S", 0.5)  # the first edit's 4 s wait passes it
+    monkeypatch.setattr(lsp_supervisor, "HUNG_AFTER_S", 0.5)  # the first edit's 4 s wait passes it
     d = marker_driver
     (d.workspace / "h.mark").write_text("one\n")
     d.run("view", {"file_path": "h.mark"})

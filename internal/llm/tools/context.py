@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -144,9 +144,18 @@ class ToolContext:
     #: Background jobs (bash ``run_in_background``), read by job_output, fed by job_input.
     jobs: JobTable = field(default_factory=JobTable)
 
+    #: The readable roots, resolved once per call (see :meth:`for_call`).
+    _readable_roots: list[Path] | None = field(default=None, init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         if self.state is None:
             self.state = StateDir(self.config.state_dir)
+
+    def for_call(self) -> ToolContext:
+        """This context for one call: the same services, with what a call may remember for its own
+        duration (the resolved readable roots) starting empty. The runner makes one per call, so
+        a root re-pointed between calls is seen by the next call."""
+        return replace(self)
 
     def resolve(self, file_path: str) -> Path:
         return fspaths.resolve(self.workspace, file_path)
@@ -174,11 +183,13 @@ class ToolContext:
     def readable_roots(self) -> list[Path]:
         """Where read-only tools read without asking: the workspace, the allowed dirs, the state
         dir (spilled outputs the tools point to) and the skill directories."""
-        from ...skills import skill_tiers
+        if self._readable_roots is None:
+            from ...skills import skill_tiers
 
-        dirs = [self.workspace, *self.config.allowed_dirs, self.state.location()]
-        dirs += skill_tiers(self.workspace, list(self.config.skill_paths))
-        return [fspaths.real_path(fspaths.from_workspace(self.workspace, d)) for d in dirs]
+            dirs = [self.workspace, *self.config.allowed_dirs, self.state.location()]
+            dirs += skill_tiers(self.workspace, list(self.config.skill_paths))
+            self._readable_roots = [fspaths.real_path(fspaths.from_workspace(self.workspace, d)) for d in dirs]
+        return list(self._readable_roots)
 
     async def require_read_permission(self, tool: str, path: Path) -> Path:
         """Ask before reading outside :meth:`readable_roots` (symlinks resolved first); returns

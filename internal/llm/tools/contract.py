@@ -11,9 +11,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+from ...lsp.api import DiagnosticsSource
 from .params import schema_for
 
 __all__ = ["DiagnosticsSource", "ImageAttachment", "Progress", "Tool", "ToolInfo", "ToolResponse", "ToolSet"]
@@ -60,24 +60,6 @@ class ToolInfo:
     #: A Lark grammar for the tool's one free-form input (its single string parameter), for
     #: providers that take free-form tools (OpenAI Responses ``custom`` tools); None for most.
     grammar: str | None = None
-
-
-class DiagnosticsSource(Protocol):
-    """What tools need from the LSP layer. ``""`` means nothing worth appending."""
-
-    async def after_view(self, path: Path) -> str: ...
-
-    async def after_change(self, paths: list[Path]) -> str:
-        """Errors in ``paths`` after a change, and in other files that gained errors with it."""
-        ...
-
-    async def close(self) -> None: ...
-
-    def to_json(self) -> dict[str, Any]:
-        """What to keep across CLI invocations (which servers are unavailable, until when)."""
-        ...
-
-    def load_json(self, data: Any) -> None: ...
 
 
 Progress = Callable[[str, dict[str, Any]], None]

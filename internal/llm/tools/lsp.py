@@ -4,24 +4,21 @@ implementations, calls, hover, symbols), or a rename applied to every file it to
 from __future__ import annotations
 
 import contextlib
-import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import unquote, urlsplit
 
-from ...errors import ToolError
-from ...fsutil.paths import is_within, not_found_error
-from ...lsp.diagnostics import format_report
+from ...errors import LspUnavailable, ToolError
+from ...fsutil.paths import not_found_error
+from ...lsp import results
+from ...lsp.api import LspError, NavigationServer, NavigationSource
+from ...lsp.diagnostics import format_report, truth_notes, with_late_label, with_notes
+from ...lsp.positions import from_char, to_char
+from ...lsp.results import MAX_RESULTS
 from .context import ToolContext
 from .contract import Tool, ToolResponse
 from .params import param
 
-#: Locations and symbols listed at most.
-MAX_RESULTS = 100
-#: Hover text is cut here.
-MAX_HOVER_CHARS = 4000
 #: LSP positions are unsigned 32-bit integers that must fit a signed one (2**31 - 1).
 MAX_POSITION = 2**31 - 1
 
@@ -85,9 +82,6 @@ class LspTool(Tool):
     offered_read_only = True  # navigation stays available; read-only sessions refuse the rename
 
     async def run(self, params: LspParams, ctx: ToolContext) -> ToolResponse:
-        from ...lsp.client import LspError
-        from ...lsp.manager import LspManager
-
         path = ctx.resolve(params.file_path)
         await ctx.require_read_permission(self.name, path)
         if not path.is_file():  # the file first, then the server (seed 2.12)
@@ -95,16 +89,22 @@ class LspTool(Tool):
                 raise ToolError(f"{path} is a directory; give the lsp tool a file.")
             raise not_found_error(path)
         manager = ctx.lsp
-        if not isinstance(manager, LspManager):
-            raise ToolError("Language servers are disabled for this session.")
+        if manager is None:
+            raise LspUnavailable("Language servers are disabled for this session.")
+        if not isinstance(manager, NavigationSource):
+            # An embedder's own source (Session(lsp=...)) that reports diagnostics after edits only.
+            raise LspUnavailable(
+                "This session's diagnostics source does not offer navigation: the lsp tool cannot ask it about "
+                f"{ctx.display(path)} (edits and views still report its diagnostics)."
+            )
         if not manager.servers_for(path):
             missing = manager.missing_for(path)
             if missing:
-                raise ToolError(
+                raise LspUnavailable(
                     f"No language server can run for {ctx.display(path)}: {'; '.join(missing)}. Install it or "
                     "fix its command under [lsp.servers.NAME] in .toolsmith/config.toml."
                 )
-            raise ToolError(
+            raise LspUnavailable(
                 f"No LSP server is configured for *{path.suffix or path.name} files. Install a language server "
                 "for it (e.g. basedpyright or pylsp for Python, gopls, typescript-language-server, rust-analyzer, "
                 "clangd) or add one under [lsp.servers.NAME] in .toolsmith/config.toml (command, extensions)."
@@ -120,7 +120,9 @@ class LspTool(Tool):
             raise ToolError(f"The language server failed: {exc}.") from exc
         return ToolResponse(text, metadata={"operation": params.operation, "file_path": str(path)})
 
-    async def _rename(self, params: LspParams, path: Path, manager: Any, ctx: ToolContext) -> ToolResponse:
+    async def _rename(
+        self, params: LspParams, path: Path, manager: NavigationSource[Any], ctx: ToolContext
+    ) -> ToolResponse:
         from lsprotocol import types
 
         client, _notes = await manager.navigate(path, "rename")
@@ -135,12 +137,10 @@ class LspTool(Tool):
         _refuse_stale(ctx, edit, client)
         return await _apply_rename(ctx, path, edit, old_name, params.new_name, client.encoding)
 
-    async def _dispatch(self, params: LspParams, path: Path, manager: Any, ctx: ToolContext) -> str:
+    async def _dispatch(self, params: LspParams, path: Path, manager: NavigationSource[Any], ctx: ToolContext) -> str:
         from lsprotocol import types
 
         if params.operation == "diagnostics":
-            from ...lsp.manager import truth_notes, with_late_label, with_notes
-
             outcome = await manager.diagnostics(path)
             name = ctx.display(path)
             footer = with_notes("", truth_notes(name, outcome, view=True))
@@ -161,7 +161,7 @@ class LspTool(Tool):
                 request, params_class = _REQUESTS[params.operation]
                 request_params = getattr(types, params_class)(text_document=doc, position=position)
                 found = await manager.request(client, request, request_params)
-                return _locations(found, ctx, params.operation, client.encoding)
+                return results.format_locations(found, ctx.display, params.operation, client.encoding)
             if params.operation in ("incoming_calls", "outgoing_calls"):
                 return await _calls(params.operation, doc, position, client, manager, ctx)
             if params.operation == "references":
@@ -172,18 +172,18 @@ class LspTool(Tool):
                         context=types.ReferenceContext(include_declaration=True), text_document=doc, position=position
                     ),
                 )
-                return _locations(found, ctx, "references", client.encoding)
+                return results.format_locations(found, ctx.display, "references", client.encoding)
             hover = await manager.request(
                 client, "text_document_hover", types.HoverParams(text_document=doc, position=position)
             )
-            return _hover_text(hover) or "No hover information at that position."
+            return results.hover_text(hover) or "No hover information at that position."
         if params.operation == "document_symbol":
             found = await manager.request(
                 client, "text_document_document_symbol", types.DocumentSymbolParams(text_document=doc)
             )
-            return _capped(_symbol_lines(_in_source_order(found or []), ctx, 0)) or "No symbols found."
+            return results.capped(results.symbol_lines(results.in_source_order(found or []), 0)) or "No symbols found."
         found = await manager.request(client, "workspace_symbol", types.WorkspaceSymbolParams(query=params.query or ""))
-        return _capped(_workspace_symbols(found or [], ctx)) or "No symbols found."
+        return results.capped(results.workspace_symbols(found or [], ctx.display, ctx.workspace)) or "No symbols found."
 
 
 @dataclass
@@ -197,7 +197,7 @@ class _Renamed:
     warning: str
 
 
-def _refuse_stale(ctx: ToolContext, edit: Any, client: Any) -> None:
+def _refuse_stale(ctx: ToolContext, edit: Any, client: NavigationServer) -> None:
     """Refuse an edit computed on an older text of a file the server has open (changed on disk
     outside this session since it was opened): its positions would land in the wrong places. The
     server is given the current text, so the same rename asked again is computed on it."""
@@ -329,36 +329,26 @@ def _check_position_params(params: LspParams) -> None:
         raise ToolError("operation rename needs new_name.", {"error": "missing_new_name"})
 
 
-_WORD = re.compile(r"\w+")
-
-
-def _word_at(text: str, index: int) -> str:
-    for match in _WORD.finditer(text):
-        if match.start() <= index <= match.end():
-            return match.group()
-    return ""
-
-
-async def _position(params: LspParams, path: Path, client: Any, manager: Any, ctx: ToolContext) -> tuple[Any, str]:
+async def _position(
+    params: LspParams, path: Path, client: NavigationServer, manager: NavigationSource[Any], ctx: ToolContext
+) -> tuple[Any, str]:
     """The server position the call is about, and the name there."""
     from lsprotocol import types
-
-    from ...lsp.client import from_char
 
     if params.symbol is not None:
         line, index, name = await _resolve_symbol(params.symbol, path, client, manager, ctx)
     else:
         assert params.line is not None and params.character is not None
         line, index = params.line - 1, params.character - 1
-        name = _word_at(_line(path, line), index)
-    return types.Position(line, from_char(_line(path, line), index, client.encoding)), name
+        name = results.word_at(results.line_of(path, line), index)
+    return types.Position(line, from_char(results.line_of(path, line), index, client.encoding)), name
 
 
-async def _resolve_symbol(query: str, path: Path, client: Any, manager: Any, ctx: ToolContext) -> tuple[int, int, str]:
+async def _resolve_symbol(
+    query: str, path: Path, client: NavigationServer, manager: NavigationSource[Any], ctx: ToolContext
+) -> tuple[int, int, str]:
     """(0-based line, character index, name) of the symbol ``query`` names in ``path``."""
     from lsprotocol import types
-
-    from ...lsp.client import to_char
 
     if not client.supports("document_symbol"):
         raise ToolError(
@@ -370,7 +360,7 @@ async def _resolve_symbol(query: str, path: Path, client: Any, manager: Any, ctx
     found = await manager.request(
         client, "text_document_document_symbol", types.DocumentSymbolParams(text_document=doc)
     )
-    named = list(_named_symbols(_in_source_order(found or []), ""))
+    named = list(results.named_symbols(results.in_source_order(found or []), ""))
     query = query.strip()
     matches = [(n, s) for n, s in named if n == query]
     if not matches:
@@ -378,7 +368,8 @@ async def _resolve_symbol(query: str, path: Path, client: Any, manager: Any, ctx
     if len(matches) != 1:
         shown = matches or named
         listing = "\n".join(
-            f"  {n} ({_kind(s.kind)}) line {_start(s)[0] + 1}" for n, s in shown[:MAX_SYMBOL_CANDIDATES]
+            f"  {n} ({results.kind_name(s.kind)}) line {results.symbol_start(s)[0] + 1}"
+            for n, s in shown[:MAX_SYMBOL_CANDIDATES]
         )
         if len(shown) > MAX_SYMBOL_CANDIDATES:
             listing += f"\n  ... and {len(shown) - MAX_SYMBOL_CANDIDATES} more"
@@ -396,26 +387,19 @@ async def _resolve_symbol(query: str, path: Path, client: Any, manager: Any, ctx
     selection = getattr(symbol, "selection_range", None)
     if selection is not None:
         line, column = selection.start.line, selection.start.character
-        text = _line(path, line)
+        text = results.line_of(path, line)
         return line, to_char(text, column, client.encoding), symbol.name
     # A flat SymbolInformation: its range starts at the declaration; the name is on that line.
-    line, column = _start(symbol)
-    text = _line(path, line)
+    line, column = results.symbol_start(symbol)
+    text = results.line_of(path, line)
     index = to_char(text, column, client.encoding)
     found_at = text.find(symbol.name, index)
     return line, found_at if found_at >= 0 else index, symbol.name
 
 
-def _named_symbols(symbols: Any, prefix: str) -> Iterator[tuple[str, Any]]:
-    """Every symbol with its dotted name path (from the tree, or a flat list's container names)."""
-    for symbol in symbols:
-        container = prefix or (getattr(symbol, "container_name", None) or "")
-        name = f"{container}.{symbol.name}" if container else symbol.name
-        yield name, symbol
-        yield from _named_symbols(_in_source_order(getattr(symbol, "children", None) or []), name)
-
-
-async def _calls(operation: str, doc: Any, position: Any, client: Any, manager: Any, ctx: ToolContext) -> str:
+async def _calls(
+    operation: str, doc: Any, position: Any, client: NavigationServer, manager: NavigationSource[Any], ctx: ToolContext
+) -> str:
     """Callers (the call sites) or callees (their definitions) of the item at ``position``."""
     from lsprotocol import types
 
@@ -443,93 +427,11 @@ async def _calls(operation: str, doc: Any, position: Any, client: Any, manager: 
             rows.append((call.to.uri, start.line, start.character))
     if not rows:
         return f"No {operation.replace('_', ' ')} found for {item.name}."
-    lines = [_location_line(uri, line, col, ctx, client.encoding) for uri, line, col in rows[:MAX_RESULTS]]
+    lines = [
+        results.location_line(uri, line, col, ctx.display, client.encoding) for uri, line, col in rows[:MAX_RESULTS]
+    ]
     more = f"\n... and {len(rows) - MAX_RESULTS} more" if len(rows) > MAX_RESULTS else ""
     return "\n".join(lines) + more
-
-
-def _line(path: Path, index: int) -> str:
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
-    except OSError:
-        return ""
-    return lines[index] if 0 <= index < len(lines) else ""
-
-
-def _path_of(uri: str) -> Path:
-    return Path(unquote(urlsplit(uri).path))
-
-
-def _location_line(uri: str, line: int, character: int, ctx: ToolContext, encoding: str) -> str:
-    from ...lsp.client import to_char
-
-    path = _path_of(uri)
-    text = _line(path, line)
-    return f"{ctx.display(path)}:{line + 1}:{to_char(text, character, encoding) + 1}: {text.strip()}"
-
-
-def _locations(found: Any, ctx: ToolContext, what: str, encoding: str) -> str:
-    if not found:
-        return f"No {what} found."
-    items = found if isinstance(found, list | tuple) else [found]
-    lines = []
-    for item in items[:MAX_RESULTS]:
-        uri = getattr(item, "uri", None) or getattr(item, "target_uri", None)
-        rng = getattr(item, "range", None) or getattr(item, "target_selection_range", None)
-        if uri and rng:
-            lines.append(_location_line(uri, rng.start.line, rng.start.character, ctx, encoding))
-    more = f"\n... and {len(items) - MAX_RESULTS} more" if len(items) > MAX_RESULTS else ""
-    return "\n".join(lines) + more
-
-
-def _hover_text(hover: Any) -> str:
-    if hover is None:
-        return ""
-    contents = hover.contents
-    parts = contents if isinstance(contents, list | tuple) else [contents]
-    texts = [p if isinstance(p, str) else getattr(p, "value", "") for p in parts]
-    return "\n".join(t for t in texts if t)[:MAX_HOVER_CHARS]
-
-
-def _kind(kind: Any) -> str:
-    return getattr(kind, "name", str(kind))
-
-
-def _capped(lines: list[str]) -> str:
-    more = [f"... and {len(lines) - MAX_RESULTS} more"] if len(lines) > MAX_RESULTS else []
-    return "\n".join(lines[:MAX_RESULTS] + more)
-
-
-def _start(symbol: Any) -> tuple[int, int]:
-    rng = getattr(symbol, "range", None) or symbol.location.range
-    return rng.start.line, rng.start.character
-
-
-def _in_source_order(symbols: Any) -> list[Any]:
-    """Servers list symbols in their own order (tsserver: by kind); show them as the file has them."""
-    return sorted(symbols, key=_start)
-
-
-def _symbol_lines(symbols: Any, ctx: ToolContext, depth: int) -> list[str]:
-    lines = []
-    for symbol in symbols:
-        rng = getattr(symbol, "range", None) or symbol.location.range
-        lines.append(f"{'  ' * depth}{symbol.name} ({_kind(symbol.kind)}) line {rng.start.line + 1}")
-        lines += _symbol_lines(_in_source_order(getattr(symbol, "children", None) or []), ctx, depth + 1)
-    return lines
-
-
-def _workspace_symbols(symbols: Any, ctx: ToolContext) -> list[str]:
-    """One line per symbol, the project's own first (then libraries, e.g. the standard library)."""
-    rows = []
-    for symbol in symbols:
-        location = symbol.location
-        path = _path_of(location.uri)
-        rng = getattr(location, "range", None)
-        line = f":{rng.start.line + 1}" if rng else ""
-        outside = not is_within(path, ctx.workspace)
-        rows.append((outside, f"{symbol.name} ({_kind(symbol.kind)}) {ctx.display(path)}{line}"))
-    return [row for _, row in sorted(rows, key=lambda r: r[0])]
 
 
 TOOL = LspTool()

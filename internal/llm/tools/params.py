@@ -43,8 +43,15 @@ def wire_name(f: dataclasses.Field[Any]) -> str:
     return str(f.metadata.get(_ALIAS, f.name))
 
 
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
 def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    """The Params class's resolved annotations: evaluated once per class (every call parses)."""
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = typing.get_type_hints(cls)
+    return hints
 
 
 def _strip_optional(tp: Any) -> tuple[Any, bool]:

@@ -42,7 +42,7 @@ def error_response(error: ToolError, **extra: Any) -> ToolResponse:
 async def run_tool(name: str, raw_params: Any, ctx: ToolContext) -> ToolResponse:
     """Run tool ``name`` with ``raw_params`` (parsed JSON, or a JSON string). Never raises."""
     started = time.perf_counter()
-    response = await _run(name, raw_params, ctx)
+    response = await _run(name, raw_params, ctx.for_call())
     response.metadata.setdefault("duration_ms", round((time.perf_counter() - started) * 1000, 3))
     return response
 
