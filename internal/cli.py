@@ -135,6 +135,17 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
 
 
+#: Tools that never reach a language server in a one-shot process: view asks only servers that
+#: already run (lsp_on_view is off here), and no server runs in a process that makes one call.
+_READ_ONLY_WITHOUT_LSP = frozenset({"view", "read_many", "grep", "glob", "ls"})
+
+
+def _one_shot_without_lsp(args: argparse.Namespace) -> bool:
+    """One call of a tool that needs no language server, with no session state to keep: the
+    call is the same without the LSP layer, which is then not even imported."""
+    return not args.session and not args.batch and args.tool in _READ_ONLY_WITHOUT_LSP
+
+
 def _usage(message: str) -> int:
     sys.stderr.write(f"toolsmith: {message}\n")
     return EXIT_USAGE
@@ -159,7 +170,7 @@ async def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     try:
         # One call per process: view does not start a language server it would discard at once.
         overrides: dict[str, Any] = {"lsp_on_view": False}
-        if args.no_lsp:
+        if args.no_lsp or _one_shot_without_lsp(args):
             overrides["lsp_enabled"] = False
         if args.audit_log:
             overrides["audit_log"] = Path(args.audit_log).absolute()

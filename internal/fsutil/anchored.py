@@ -104,8 +104,17 @@ def read_anchored(path: Path, roots: Iterable[Path]) -> bytes | None:
     symlink; not a regular file; gone; too large)."""
     try:
         with open_dir(path.parent, roots) as directory:
-            fd = os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=directory.fd)
+            return read_at(directory, path.name)
     except (OSError, ToolError, ValueError):
+        return None
+
+
+def read_at(directory: AnchoredDir, name: str) -> bytes | None:
+    """:func:`read_anchored` of the file ``name`` in an already opened ``directory`` (for a reader
+    of many files in few directories, which opens each directory once)."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=directory.fd)
+    except OSError:
         return None
     try:
         st = os.fstat(fd)

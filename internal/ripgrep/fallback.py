@@ -1,8 +1,10 @@
 """Pure-Python stand-in for rg when no binary is available: same queries, same results.
 
-Best-effort .gitignore support (per-directory files; ``*``, ``?``, ``**``, ``/``-anchored and
-``dir/`` patterns, ``!`` negation), hidden files included, ``.git`` and symlinks skipped (as rg
-does without ``--follow``), binary files (a NUL in the first 8 KiB) not searched.
+Best-effort ignore-file support (per-directory ``.gitignore``, ``.ignore`` and ``.rgignore``, with
+rg's precedence between them; ``*``, ``?``, ``**``, ``/``-anchored and ``dir/`` patterns, ``!``
+negation; not git's info/exclude nor the global excludes file), hidden files included, ``.git``
+and symlinks skipped (as rg does without ``--follow``), binary files (a NUL in the first 8 KiB)
+not searched.
 """
 
 from __future__ import annotations
@@ -63,18 +65,25 @@ def glob_to_regex(glob: str) -> re.Pattern[str]:
 
 
 @dataclass(frozen=True)
-class _Rule:
+class IgnoreRule:
     regex: re.Pattern[str]
     negated: bool
     dir_only: bool
-    base: str  # relative dir of the .gitignore that holds it ("" for root)
-    #: For a .gitignore above the root: the root's path relative to that file's directory.
+    base: str  # relative dir of the ignore file that holds it ("" for root)
+    #: For an ignore file above the root: the root's path relative to that file's directory.
     above: str = ""
+    #: Which file it came from: an index into IGNORE_FILES.
+    source: int = 0
 
 
-def _parent_ignores(root: str) -> list[_Rule]:
-    """Rules of .gitignore files in the root's ancestors, as rg reads them (--no-require-git)."""
-    rules: list[_Rule] = []
+#: The ignore files rg reads in each directory, weakest first: a match in a stronger kind of
+#: file decides, whatever the depth of the weaker one (rg: .rgignore, then .ignore, then .gitignore).
+IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")
+
+
+def parent_ignores(root: str) -> list[IgnoreRule]:
+    """Rules of ignore files in the root's ancestors, as rg reads them (--no-require-git)."""
+    rules: list[IgnoreRule] = []
     child = os.path.abspath(root)
     parts: list[str] = []
     while True:
@@ -82,62 +91,84 @@ def _parent_ignores(root: str) -> list[_Rule]:
         if parent == child:
             return rules
         parts.insert(0, os.path.basename(child))
-        outer = [dataclasses.replace(rule, above="/".join(parts)) for rule in _read_ignore(parent, "")]
+        outer = [dataclasses.replace(rule, above="/".join(parts)) for rule in read_ignore(parent, "")]
         rules = outer + rules  # the nearer file's rules come later and win
         child = parent
 
 
-def _read_ignore(directory: str, rel: str) -> list[_Rule]:
-    rules: list[_Rule] = []
-    try:
-        with open(os.path.join(directory, ".gitignore"), encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().splitlines()
-    except OSError:
-        return rules
-    for line in lines:
-        line = line.rstrip()
-        if not line or line.startswith("#"):
+def read_ignore(directory: str, rel: str) -> list[IgnoreRule]:
+    rules: list[IgnoreRule] = []
+    for source, name in enumerate(IGNORE_FILES):
+        path = f"{directory}/{name}"
+        if not os.access(path, os.F_OK):  # most directories have none: no exception raised per file
             continue
-        negated = line.startswith("!")
-        line = line[1:] if negated else line
-        dir_only = line.endswith("/")
-        rules.append(_Rule(glob_to_regex(line.rstrip("/")), negated, dir_only, rel))
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                lines = handle.read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            line = line.rstrip()
+            if not line or line.startswith("#"):
+                continue
+            negated = line.startswith("!")
+            line = line[1:] if negated else line
+            dir_only = line.endswith("/")
+            rules.append(IgnoreRule(glob_to_regex(line.rstrip("/")), negated, dir_only, rel, source=source))
     return rules
 
 
-def _relative_to_rule(rule: _Rule, rel: str) -> str:
+def _relative_to_rule(rule: IgnoreRule, rel: str) -> str:
     """``rel`` (relative to the walk's root) as seen from the directory of the rule's .gitignore."""
     if rule.above:
         return f"{rule.above}/{rel}"
     return rel[len(rule.base) + 1 :] if rule.base else rel
 
 
-def _ignored(rel: str, is_dir: bool, rules: list[_Rule]) -> bool:
-    verdict = False
+def ignored(rel: str, is_dir: bool, rules: list[IgnoreRule]) -> bool:
+    """Per kind of ignore file the last matching rule (the nearest file's) decides; the strongest
+    kind with a match decides in the end."""
+    verdicts: dict[int, bool] = {}
     for rule in rules:
         if rule.dir_only and not is_dir:
             continue
         if rule.regex.match(_relative_to_rule(rule, rel)):
-            verdict = not rule.negated
-    return verdict
+            verdicts[rule.source] = not rule.negated
+    return verdicts[max(verdicts)] if verdicts else False
 
 
-def _globs_allow(rel: str, is_dir: bool, globs: tuple[str, ...]) -> bool:
-    """rg's --glob semantics: ``!g`` excludes; any positive glob makes the set a whitelist."""
-    positives = [g for g in globs if not g.startswith("!")]
-    for glob in globs:
-        if glob.startswith("!") and glob_to_regex(glob[1:].rstrip("/")).match(rel):
+class GlobSet:
+    """rg's --glob semantics, compiled once: ``!g`` excludes; any positive glob makes the set a
+    whitelist (for files; directories are only ever excluded)."""
+
+    def __init__(self, globs: tuple[str, ...]) -> None:
+        excluded = [glob_to_regex(g[1:].rstrip("/")).pattern for g in globs if g.startswith("!")]
+        self.excluded = re.compile("|".join(f"(?:{p})" for p in excluded), re.DOTALL) if excluded else None
+        self.positives = [glob_to_regex(g) for g in globs if not g.startswith("!")]
+
+    def allows(self, rel: str, is_dir: bool) -> bool:
+        if self.excluded is not None and self.excluded.match(rel):
             return False
-    if is_dir or not positives:
-        return True
-    return any(glob_to_regex(g).match(rel) for g in positives)
+        if is_dir or not self.positives:
+            return True
+        return any(regex.match(rel) for regex in self.positives)
+
+
+#: A directory a walk has still to read: its path, its path relative to the root, the ignore
+#: rules in force there, and its level (1 for the root's entries).
+Pending = tuple[str, str, list[IgnoreRule], int]
+
+
+def walk_start(query: FileQuery) -> tuple[GlobSet, list[Pending]]:
+    """The globs of a walk and its first directory: the root, with its own and its ancestors'
+    ignore rules."""
+    root = str(query.root)
+    return GlobSet(("!.git", *query.globs)), [(root, "", parent_ignores(root) + read_ignore(root, ""), 1)]
 
 
 def _walk(query: FileQuery, cancel: CancelToken) -> list[str]:
-    root = str(query.root)
-    globs = ("!.git", *query.globs)
+    globs, stack = walk_start(query)
     out: list[str] = []
-    stack: list[tuple[str, str, list[_Rule], int]] = [(root, "", _parent_ignores(root) + _read_ignore(root, ""), 1)]
     while stack:
         cancel.raise_if_cancelled()
         directory, rel_dir, rules, depth = stack.pop()
@@ -150,11 +181,11 @@ def _walk(query: FileQuery, cancel: CancelToken) -> list[str]:
             if entry.is_symlink():
                 continue
             is_dir = entry.is_dir(follow_symlinks=False)
-            if _ignored(rel, is_dir, rules) or not _globs_allow(rel, is_dir, globs):
+            if ignored(rel, is_dir, rules) or not globs.allows(rel, is_dir):
                 continue
             if is_dir:
                 if query.max_depth is None or depth < query.max_depth:
-                    stack.append((entry.path, rel, rules + _read_ignore(entry.path, rel), depth + 1))
+                    stack.append((entry.path, rel, rules + read_ignore(entry.path, rel), depth + 1))
             elif entry.is_file(follow_symlinks=False):
                 out.append(entry.path)
     return sorted(out)

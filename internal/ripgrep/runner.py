@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ..cancel import CancelToken, race_cancel
@@ -73,10 +74,13 @@ class _Parser:
     towards ``limit``.
     """
 
-    def __init__(self, mode: str, limit: int, with_mtimes: bool = False) -> None:
+    def __init__(
+        self, mode: str, limit: int, with_mtimes: bool = False, on_path: Callable[[str], None] | None = None
+    ) -> None:
         self.mode = mode
         self.limit = limit
         self.with_mtimes = with_mtimes
+        self.on_path = on_path
         self.buffer = b""
         self.result = SearchResult()
         self.records = 0
@@ -142,6 +146,8 @@ class _Parser:
             self._last_raw, self._last_path = raw, fs_path(raw)
             if self.with_mtimes:  # stat now, while rg keeps searching on another core
                 self.result.mtimes[self._last_path] = _mtime(self._last_path)
+            if self.on_path is not None:
+                self.on_path(self._last_path)
         return self._last_path
 
 
@@ -155,6 +161,7 @@ async def run_rg(
     cancel: CancelToken,
     timeout: float = RG_TIMEOUT_S,
     with_mtimes: bool = False,
+    on_path: Callable[[str], None] | None = None,
 ) -> SearchResult:
     """Run ``rg args`` in ``cwd`` and parse its ``--null`` output in ``mode`` "files", "search" or "count".
 
@@ -162,7 +169,7 @@ async def run_rg(
     ``cwd``. Whatever happens — enough results, timeout, cancellation, an error — rg is killed
     and reaped within bounded time before this returns.
     """
-    parser = _Parser(mode, limit, with_mtimes)
+    parser = _Parser(mode, limit, with_mtimes, on_path)
     for arg in args:
         check_argument(arg, "search pattern or glob")
     child = await spawn([rg, *args], cwd=cwd)
@@ -296,7 +303,16 @@ async def list_files(query: FileQuery, *, rg: str | None, limit: int, cancel: Ca
     )
 
 
-async def search(query: SearchQuery, *, rg: str | None, limit: int, cancel: CancelToken) -> SearchResult:
+async def search(
+    query: SearchQuery,
+    *,
+    rg: str | None,
+    limit: int,
+    cancel: CancelToken,
+    on_path: Callable[[str], None] | None = None,
+) -> SearchResult:
+    """Run the search. ``on_path`` is called with each matching file's path as rg reports it (in
+    content mode, through rg), so the caller can start on the files while rg still searches."""
     if rg is None:
         from . import fallback
 
@@ -305,7 +321,9 @@ async def search(query: SearchQuery, *, rg: str | None, limit: int, cancel: Canc
     try:
         mode = _parser_mode(query)
         args = _search_args(query)
-        return await run_rg(rg, args, cwd=cwd, mode=mode, limit=limit, cancel=cancel, with_mtimes=True)
+        return await run_rg(
+            rg, args, cwd=cwd, mode=mode, limit=limit, cancel=cancel, with_mtimes=True, on_path=on_path
+        )
     except ToolError as exc:
         if query.file_type and "unrecognized file type" in exc.message:
             raise await unknown_type_error(rg, query.file_type) from None

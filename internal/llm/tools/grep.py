@@ -8,11 +8,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
+from queue import SimpleQueue
 from typing import Any, Literal
 
 from ...errors import ToolError
-from ...fsutil.anchored import names_inside, read_anchored
-from ...fsutil.paths import is_within, not_found_error
+from ...fsutil.anchored import AnchoredDir, names_inside, open_dir, read_at
+from ...fsutil.paths import not_found_error
 from ...ripgrep import Match, SearchQuery, SearchResult, display, find_rg, newest_first, search
 from ...truncate import shorten_line
 from .context import PathServices
@@ -117,8 +118,12 @@ class GrepTool(Tool):
             before=context if params.before is None else params.before,
             after=context if params.after is None else params.after,
         )
-        result = await search(query, rg=rg, limit=MAX_MATCHES_COLLECTED, cancel=ctx.cancel)
-        await asyncio.to_thread(verify_result, result, root, approved, ctx.read_roots(approved))
+        roots = ctx.read_roots(approved)
+        if params.output_mode == "content":
+            result, contents = await _search_and_read(query, rg, ctx, root, approved, roots)
+        else:
+            result, contents = await search(query, rg=rg, limit=MAX_MATCHES_COLLECTED, cancel=ctx.cancel), {}
+        await asyncio.to_thread(verify_result, result, root, approved, roots, contents)
         page = _Page(params.offset, params.head_limit or DEFAULT_HEAD_LIMIT, ctx.config.max_output_bytes - FRAME_BYTES)
         if params.output_mode == "content":
             body, total = _render_content(result, query, page)
@@ -146,6 +151,32 @@ class GrepTool(Tool):
             )
         text = body + _paging_note(page, total, result.stopped_early)
         return ToolResponse(_with_partial_note(text, result), metadata=metadata)
+
+
+async def _search_and_read(
+    query: SearchQuery, rg: str | None, ctx: PathServices, root: Path, real_root: Path, roots: list[Path]
+) -> tuple[SearchResult, dict[str, _Content]]:
+    """The search, and the verifying read of each matched file made in a worker thread as rg
+    reports the file (rg has read it by then), so the reads overlap the search."""
+    paths: SimpleQueue[str | None] = SimpleQueue()
+    reading = asyncio.ensure_future(asyncio.to_thread(_read_matched, paths, root, real_root, roots))
+    try:
+        result = await search(query, rg=rg, limit=MAX_MATCHES_COLLECTED, cancel=ctx.cancel, on_path=paths.put)
+    finally:
+        paths.put(None)  # the reader stops at this, whatever happened to the search
+        contents = await asyncio.shield(reading)
+    return result, contents
+
+
+def _read_matched(
+    paths: SimpleQueue[str | None], root: Path, real_root: Path, roots: list[Path]
+) -> dict[str, _Content]:
+    contents: dict[str, _Content] = {}
+    with _AnchoredReader(roots, root, real_root) as reader:
+        while (path := paths.get()) is not None:
+            if path not in contents:
+                contents[path] = reader.content(path)
+    return contents
 
 
 @dataclass
@@ -261,40 +292,82 @@ def _render_counts(result: SearchResult, page: _Page) -> tuple[str, int]:
     return "\n".join(out), len(files)
 
 
-def verified_matches(matches: list[Match], root: Path, real_root: Path, roots: list[Path]) -> list[Match]:
+#: A file's text as rg's lines hold it, and with undecodable bytes dropped; None: not readable
+#: through the no-follow walk.
+_Content = tuple[str, str] | None
+
+
+def verified_matches(
+    matches: list[Match], root: Path, real_root: Path, roots: list[Path], contents: dict[str, _Content] | None = None
+) -> list[Match]:
     """Only the matches whose line is in the file reached without following a symlink.
 
     The search process follows paths by name: a directory swapped for a symlink mid-search
     could make it read a file outside. Each matched file is read again through the anchored,
     no-follow walk from its root; a line not found there (the search read something else) is
-    dropped — so nothing of an outside file is ever shown.
+    dropped — so nothing of an outside file is ever shown. Each directory is opened (that walk)
+    once, not once per file: a capped search verifies up to 10 000 files. ``contents`` holds
+    the files already read that way (while rg was searching).
     """
-    contents: dict[str, tuple[str, str] | None] = {}
+    contents = dict(contents or {})
     kept = []
-    for match in matches:
-        if match.path not in contents:
-            real = Path(match.path)
-            if real_root != root and is_within(real, root):
-                real = real_root / real.relative_to(root)
-            data = read_anchored(real, roots)
-            contents[match.path] = (
-                None
-                if data is None
-                else (data.decode("utf-8", "surrogateescape"), data.decode("utf-8", "replace").replace("\ufffd", ""))
-            )
-        found = contents[match.path]
-        line = match.text.rstrip("\r\n")
-        if found is not None and (line in found[0] or line.replace("\ufffd", "") in found[1]):
-            kept.append(match)
+    with _AnchoredReader(roots, root, real_root) as reader:
+        for match in matches:
+            if match.path not in contents:
+                contents[match.path] = reader.content(match.path)
+            found = contents[match.path]
+            line = match.text.rstrip("\r\n")
+            if found is not None and (line in found[0] or line.replace("\ufffd", "") in found[1]):
+                kept.append(match)
     return kept
 
 
-def verify_result(result: SearchResult, root: Path, real_root: Path, roots: list[Path]) -> None:
+class _AnchoredReader:
+    """Regular files read through directories opened without following a symlink
+    (:func:`open_dir`), each directory opened once; as :func:`read_anchored` reads one file.
+    Paths below ``root`` are read at the same place below its real path ``real_root``."""
+
+    def __init__(self, roots: list[Path], root: Path, real_root: Path) -> None:
+        self.roots = roots
+        self.prefix, self.real_prefix = str(root).rstrip("/"), str(real_root).rstrip("/")
+        self.directories: dict[str, AnchoredDir | None] = {}
+
+    def __enter__(self) -> _AnchoredReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for directory in self.directories.values():
+            if directory is not None:
+                directory.close()
+
+    def content(self, path: str) -> _Content:
+        inside = path == self.prefix or path.startswith(self.prefix + "/")
+        data = self.read(self.real_prefix + path[len(self.prefix) :] if inside else path)
+        if data is None:
+            return None
+        return data.decode("utf-8", "surrogateescape"), data.decode("utf-8", "replace").replace("\ufffd", "")
+
+    def read(self, path: str) -> bytes | None:
+        parent, _, name = path.rpartition("/")
+        if parent not in self.directories:
+            try:
+                self.directories[parent] = open_dir(Path(parent or "/"), self.roots)
+            except (OSError, ToolError, ValueError):
+                self.directories[parent] = None
+        directory = self.directories[parent]
+        if directory is None or not name:
+            return None
+        return read_at(directory, name)
+
+
+def verify_result(
+    result: SearchResult, root: Path, real_root: Path, roots: list[Path], contents: dict[str, _Content] | None = None
+) -> None:
     """Keep only what the search found inside the roots without following a symlink swapped in
     mid-search: matched lines re-read through the anchored walk (see :func:`verified_matches`),
     listed files and counted files checked to exist as reached that way."""
     if result.matches:
-        result.matches = verified_matches(result.matches, root, real_root, roots)
+        result.matches = verified_matches(result.matches, root, real_root, roots, contents)
     if result.files:
         result.files = names_inside(result.files, roots, root, real_root)
     if result.counts:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from ...fsutil.anchored import names_inside
 from ...fsutil.paths import require_directory
 from ...ripgrep import AUTO_IGNORED, FileQuery, display, find_rg, list_files
+from ...ripgrep.directories import shown_directories
 from .context import PathServices
 from .contract import Tool, ToolResponse
 from .params import param
@@ -16,6 +17,9 @@ from .params import param
 MAX_ENTRIES = 1000
 #: Files enumerated before sorting; past this the listing is a (flagged) partial subset.
 MAX_FILES_COLLECTED = 50_000
+#: Up to this many paths are checked (one fstatat each) on the event loop's thread, not in a
+#: worker thread: a shallow listing's few checks take less than the hop.
+INLINE_CHECKS = 256
 
 DESCRIPTION = f"""Lists files and directories as a tree: directories first, then files, each alphabetical.
 
@@ -56,16 +60,30 @@ class LsTool(Tool):
         globs = tuple(f"!{g}" for g in (*AUTO_IGNORED, *params.ignore))
         rg = find_rg(ctx.config.rg_path)
         # rg enumerates in parallel (unordered); sorting here keeps that speed and a stable listing.
-        query = FileQuery(root, globs=globs)
-        result = await list_files(query, rg=rg, limit=MAX_FILES_COLLECTED, cancel=ctx.cancel)
-        result.files = await asyncio.to_thread(names_inside, result.files, ctx.read_roots(approved), root, approved)
+        query = FileQuery(root, globs=globs, max_depth=params.depth)
+        if params.depth is None:
+            result = await list_files(query, rg=rg, limit=MAX_FILES_COLLECTED, cancel=ctx.cancel)
+            dirs: list[str] = []
+        else:
+            # rg lists the files within the depth; the directories shown there, some holding only
+            # deeper files, are found while it runs.
+            result, dirs = await asyncio.gather(
+                list_files(query, rg=rg, limit=MAX_FILES_COLLECTED, cancel=ctx.cancel),
+                asyncio.to_thread(shown_directories, query, ctx.cancel),
+            )
+        base = str(root).rstrip("/")
+        found = [*result.files, *(f"{base}/{rel}" for rel in dirs)]
+        if len(found) <= INLINE_CHECKS:  # a thread hop would cost more than the checks
+            found = names_inside(found, ctx.read_roots(approved), root, approved)
+        else:
+            found = await asyncio.to_thread(names_inside, found, ctx.read_roots(approved), root, approved)
+        directories = {f"{base}/{rel}" for rel in dirs}
         tree = _Dir()
         entries = 0
-        prefix = len(str(root).rstrip("/")) + 1
-        for path in result.files:  # any order: the tree is sorted as it is rendered
-            parts = path[prefix:].split("/")
-            if params.depth is not None and len(parts) > params.depth:
-                entries += _insert_dirs(tree, parts[: params.depth])[1]
+        for path in found:  # any order: the tree is sorted as it is rendered
+            parts = path[len(base) + 1 :].split("/")
+            if path in directories:
+                entries += _insert_dirs(tree, parts)[1]
                 continue
             node, added = _insert_dirs(tree, parts[:-1])
             node.files.append(parts[-1])

@@ -1,0 +1,79 @@
+"""Which directories within a depth an ls shows: those holding, at any depth, a file it would list.
+
+``rg --files --max-depth N`` lists the files within the depth but says nothing of a directory
+whose files are all deeper (``src/`` holding only ``src/pkg/mod.py`` at depth 1), nor whether a
+directory holds only ignored files (ls does not show those). This walk answers both without
+listing the whole tree: it reads the directories within the depth and, below the last level,
+looks inside each directory only until it finds one file that is not ignored (files of a
+directory before its subdirectories, so a shallow file ends the look early).
+
+Ignore rules are those of the pure-Python fallback (``.gitignore``, ``.ignore`` and ``.rgignore``
+files in the directory and its ancestors, with rg's precedence; the ``--glob`` excludes; ``.git``
+never; not git's info/exclude nor the global excludes file); a directory rg itself listed a file
+in is shown whatever they say. Symlinks are not followed, as rg does not follow them.
+"""
+
+from __future__ import annotations
+
+from contextlib import closing
+
+from ..cancel import CancelToken
+from .dirents import Kind, entries
+from .fallback import GlobSet, IgnoreRule, ignored, read_ignore, walk_start
+from .query import FileQuery
+
+
+def shown_directories(query: FileQuery, cancel: CancelToken) -> list[str]:
+    """Paths relative to ``query.root`` (``/``-separated) of the directories at most
+    ``query.max_depth`` levels down that hold a file the listing would show."""
+    assert query.max_depth is not None, "a depth-limited listing only"
+    globs, stack = walk_start(query)
+    shown: list[str] = []
+    while stack:
+        cancel.raise_if_cancelled()
+        directory, rel_dir, rules, level = stack.pop()
+        for path, rel in _subdirectories(directory, rel_dir, rules, globs, follow=not rel_dir):
+            inner = rules + read_ignore(path, rel)
+            if not _holds_file(path, rel, inner, globs, cancel):
+                continue
+            shown.append(rel)
+            if level < query.max_depth:
+                stack.append((path, rel, inner, level + 1))
+    return shown
+
+
+def _subdirectories(
+    directory: str, rel_dir: str, rules: list[IgnoreRule], globs: GlobSet, *, follow: bool
+) -> list[tuple[str, str]]:
+    """The (path, relative path) of the directories directly inside that are not ignored; the
+    root itself may be reached through a symlink (rg follows a path it is given)."""
+    found = []
+    for name, kind in entries(directory, follow=follow):
+        if kind is Kind.DIRECTORY:
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            if globs.allows(rel, True) and not ignored(rel, True, rules):
+                found.append((f"{directory}/{name}", rel))
+    return found
+
+
+def _holds_file(directory: str, rel_dir: str, rules: list[IgnoreRule], globs: GlobSet, cancel: CancelToken) -> bool:
+    """Whether a file that is not ignored lies anywhere below ``directory`` (not itself ignored).
+
+    A directory's files are looked at before its subdirectories, and the look ends at the first
+    file shown, so a directory with a file near its top costs a read of a few entries."""
+    pending = [(directory, rel_dir, rules)]
+    while pending:
+        cancel.raise_if_cancelled()
+        current, rel_current, current_rules = pending.pop()
+        subdirectories = []
+        with closing(entries(current)) as found:  # closed (its fd too) when the look ends early
+            for name, kind in found:
+                rel = f"{rel_current}/{name}"
+                if kind is Kind.DIRECTORY:
+                    subdirectories.append((f"{current}/{name}", rel))
+                elif kind is Kind.FILE and globs.allows(rel, False) and not ignored(rel, False, current_rules):
+                    return True
+        for path, rel in subdirectories:
+            if globs.allows(rel, True) and not ignored(rel, True, current_rules):
+                pending.append((path, rel, current_rules + read_ignore(path, rel)))
+    return False

@@ -1,0 +1,134 @@
+"""ls with depth: rg lists only the files within the depth, and the directories shown there are
+exactly those the full listing shows at those levels (a directory holding only deeper files is
+shown; one holding only ignored files, or ignored itself, is not)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.tools.test_search import run_in
+
+
+def make(ws: Path, files: list[str]) -> None:
+    for rel in files:
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text("x")
+
+
+def listing(ws: Path, params: dict[str, object], use_rg: bool) -> list[str]:
+    response = run_in(ws, "ls", params, use_rg=use_rg)
+    assert not response.is_error, response.content  # type: ignore[attr-defined]
+    return response.content.splitlines()  # type: ignore[attr-defined]
+
+
+def within(lines: list[str], depth: int) -> list[str]:
+    """The full listing cut to ``depth`` levels (the root line is level 0)."""
+    return [line for line in lines if (len(line) - len(line.lstrip(" "))) // 2 <= depth]
+
+
+TREE = [
+    "deep/a/b/c/leaf.txt",  # a directory whose only file is four levels down
+    "src/pkg/mod.py",
+    "src/top.py",
+    "ignored_dir/x/y.txt",  # gitignored directory
+    "only_logs/deeper/run.log",  # holds only gitignored files
+    "mixed/keep/k.txt",
+    "mixed/drop/d.log",
+    ".config/tool/settings.toml",  # hidden: listed, as without depth
+    "node_modules/pkg/index.js",  # auto-ignored at any depth
+    "lib/node_modules/x/y.js",  # holds only auto-ignored files: not shown
+    "empty_tree/a/b/.keep_dir_only/",  # only directories, no files
+    "README.md",
+]
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    make(ws, [rel for rel in TREE if not rel.endswith("/")])
+    for rel in TREE:
+        if rel.endswith("/"):
+            (ws / rel).mkdir(parents=True)
+    (ws / ".gitignore").write_text("ignored_dir/\n*.log\n")
+    return ws
+
+
+@pytest.mark.parametrize("use_rg", [True, False])
+def test_depth_one_shows_directories_whose_files_are_all_deeper(tree: Path, use_rg: bool) -> None:
+    assert listing(tree, {"depth": 1}, use_rg) == [
+        f"- {tree}/",
+        "  - .config/",
+        "  - deep/",
+        "  - mixed/",
+        "  - src/",
+        "  - .gitignore",
+        "  - README.md",
+    ]
+
+
+@pytest.mark.parametrize("use_rg", [True, False])
+@pytest.mark.parametrize("depth", [1, 2, 3, 4, 5])
+def test_depth_listing_is_the_full_listing_cut_at_that_depth(tree: Path, depth: int, use_rg: bool) -> None:
+    full = listing(tree, {}, use_rg)
+    assert "ignored_dir" not in "\n".join(full) and "only_logs" not in "\n".join(full)
+    assert listing(tree, {"depth": depth}, use_rg) == within(full, depth)
+
+
+@pytest.mark.parametrize("use_rg", [True, False])
+def test_depth_honours_extra_ignores_below_the_depth(tree: Path, use_rg: bool) -> None:
+    # deep/ holds only leaf.txt; ignoring *.txt leaves it holding nothing shown.
+    lines = listing(tree, {"depth": 1, "ignore": ["*.txt"]}, use_rg)
+    assert "  - deep/" not in lines and "  - src/" in lines
+    assert lines == within(listing(tree, {"ignore": ["*.txt"]}, use_rg), 1)
+
+
+@pytest.mark.parametrize("use_rg", [True, False])
+def test_depth_in_a_subdirectory_with_gitignore_above(tree: Path, use_rg: bool) -> None:
+    make(tree, ["mixed/more/only.log", "mixed/more/deeper/ok.txt"])
+    lines = listing(tree, {"path": "mixed", "depth": 1}, use_rg)
+    assert lines == [f"- {tree}/mixed/", "  - keep/", "  - more/"]
+    assert lines == within(listing(tree, {"path": "mixed"}, use_rg), 1)
+
+
+def test_depth_does_not_list_what_is_past_a_symlink(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    make(outside, ["sub/secret.txt"])
+    ws = tmp_path / "ws"
+    make(ws, ["real/f.txt"])
+    (ws / "link").symlink_to(outside, target_is_directory=True)
+    assert listing(ws, {"depth": 1}, True) == [f"- {ws}/", "  - real/"]
+
+
+@pytest.mark.parametrize(
+    "ignore_files",
+    [
+        {".ignore": "*.txt\n", "sub/.gitignore": "!keep.txt\n"},  # .ignore outranks a nearer .gitignore
+        {".gitignore": "*.txt\n", "sub/.ignore": "!keep.txt\n"},
+        {".gitignore": "*.txt\n", "sub/.gitignore": "keep.txt\n", ".ignore": "!keep.txt\n"},
+        {".rgignore": "only_txt/\n", ".ignore": "!only_txt/\n"},
+    ],
+)
+def test_ignore_files_of_every_kind_as_rg_reads_them(tmp_path: Path, ignore_files: dict[str, str]) -> None:
+    ws = tmp_path / "ws"
+    make(ws, ["sub/keep.txt", "sub/other.txt", "sub/x.md", "only_txt/deeper/a.txt", "deep/er/b.txt"])
+    for rel, text in ignore_files.items():
+        (ws / rel).write_text(text)
+    full = listing(ws, {}, True)
+    assert listing(ws, {}, False) == full  # the fallback reads them as rg does
+    for depth in (1, 2):
+        assert listing(ws, {"depth": depth}, True) == within(full, depth)
+        assert listing(ws, {"depth": depth}, False) == within(full, depth)
+
+
+@pytest.mark.parametrize("use_rg", [True, False])
+def test_depth_lists_a_directory_named_through_a_symlink(tmp_path: Path, use_rg: bool) -> None:
+    """ls follows the directory it is given (as rg does), not symlinks below it."""
+    ws = tmp_path / "ws"
+    make(ws, ["real/sub/deep/f.txt", "real/top.txt"])
+    (ws / "link").symlink_to(ws / "real", target_is_directory=True)
+    full = listing(ws, {"path": "link"}, use_rg)
+    assert full[1:] == ["  - sub/", "    - deep/", "      - f.txt", "  - top.txt"]
+    assert listing(ws, {"path": "link", "depth": 1}, use_rg) == within(full, 1)
