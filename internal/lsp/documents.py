@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..fsutil.uris import uri_to_path
 from .api import LspError
 from .connection import ServerConnection
 from .diagnostics import Diag
 from .positions import to_char
 from .servers import ServerConfig
-from .uris import uri_to_path
 
 log = logging.getLogger("toolsmith.lsp")
 

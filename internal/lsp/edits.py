@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..fsutil.uris import is_file_uri, uri_to_path
 from .positions import to_char
-from .uris import is_file_uri, uri_to_path
 
 _LINE_END = re.compile(r"\r\n|\n|\r")
 

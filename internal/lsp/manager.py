@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import Config
+from ..fsutil.uris import uri_to_path
 from ..state import StateDir
 from .api import LspError
 from .client import LspClient
@@ -36,7 +37,6 @@ from .diagnostics import ERROR, Diag, Outcome, format_report, merge, truth_notes
 from .importers import importer_pattern
 from .servers import ServerConfig, language_id
 from .supervisor import ServerSupervisor, instance_key
-from .uris import uri_to_path
 
 if TYPE_CHECKING:
     from .api import NavigationSource

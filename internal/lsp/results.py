@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ..fsutil.paths import is_within
+from ..fsutil.uris import uri_to_path
 from .positions import to_char
-from .uris import uri_to_path
 
 #: Locations and symbols listed at most.
 MAX_RESULTS = 100

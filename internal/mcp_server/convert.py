@@ -10,7 +10,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..lsp.uris import is_file_uri, uri_to_path
+from ..fsutil.uris import is_file_uri, uri_to_path
 from .sdk import ServerRequestContext, types
 
 if TYPE_CHECKING:
