@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .issues import SyntaxIssue
+from .local import clean_by_statements
 from .parse import Parsed, SyntaxCache, changed_range, parse
 
 #: What the gate does with a change that breaks a clean file (config ``[edit] syntax_gate``).
@@ -45,6 +46,8 @@ class Verdict:
 
 def judge(before: str | None, after: str, path: str, *, cache: SyntaxCache | None = None) -> Verdict | None:
     """Judge replacing ``before`` (None for a new file) with ``after`` in ``path``."""
+    if before is not None and cache is not None and clean_by_statements(before, after, path, cache):
+        return None  # the changed statements parse on their own: so does the file (local.py)
     parsed_after = parse(after, path, cache=cache)
     if parsed_after is None:
         return None

@@ -61,12 +61,35 @@ class Parsed:
         return found[:limit]
 
 
+class StatementStarts:
+    """Per file: the source a list of top-level statement starts belongs to. Bounded (LRU)."""
+
+    def __init__(self, size: int = MAX_CACHED_TREES) -> None:
+        self._size = size
+        self._entries: OrderedDict[str, tuple[bytes, list[int]]] = OrderedDict()
+
+    def get(self, key: str, source: bytes) -> list[int] | None:
+        entry = self._entries.get(key)
+        if entry is None or entry[0] != source:
+            return None
+        self._entries.move_to_end(key)
+        return entry[1]
+
+    def put(self, key: str, source: bytes, starts: list[int]) -> None:
+        self._entries[key] = (source, starts)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._size:
+            self._entries.popitem(last=False)
+
+
 class SyntaxCache:
-    """The last tree per file, so the next parse of that file is incremental. Bounded (LRU)."""
+    """The last tree per file, so the next parse of that file is incremental, and the top-level
+    statement starts the gate's fast path carries from change to change (local.py). Bounded (LRU)."""
 
     def __init__(self, size: int = MAX_CACHED_TREES) -> None:
         self._size = size
         self._trees: OrderedDict[str, tuple[str, Parsed]] = OrderedDict()
+        self.statements = StatementStarts(size)
 
     def get(self, key: str) -> Parsed | None:
         entry = self._trees.get(key)
@@ -121,6 +144,16 @@ def parse(text: str, path: str, *, cache: SyntaxCache | None = None) -> Parsed |
     if cache is not None:
         cache.put(path, parsed)
     return parsed
+
+
+def parse_detached(source: bytes, language: str) -> Parsed | None:
+    """A parse of ``source`` on its own (no cache): a piece of a file, judged apart from it."""
+    try:
+        parser = _parser(language)
+    except Exception:  # a grammar the installed pack lacks
+        return None
+    tree = _bounded_parse(parser, source, None)
+    return None if tree is None else Parsed(language, source, tree)
 
 
 def _bounded_parse(parser: Any, source: bytes, old_tree: Tree | None) -> Tree | None:

@@ -1,0 +1,74 @@
+"""The gate's fast path (syntax/local.py) never calls a change clean that the whole-file parse
+would not: checked on a real module with edits drawn the way models make them, one after another
+(so the statement starts carried from change to change are exercised too)."""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+
+from agent_toolsmith.syntax import judge
+from agent_toolsmith.syntax.local import clean_by_statements
+from agent_toolsmith.syntax.parse import SyntaxCache, parse
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+SOURCE = inspect.getsource(textwrap)
+#: Replacement lines: fine ones, and every way a model's slip breaks Python, including ones that
+#: only break because of what is around them (an else with no if, a continuation at the end).
+SNIPPETS = [
+    "x = 1", "    x = 1", "def f():", "def f():\n    return 1", "    return 1", "else:", "elif x:",
+    "@decorator", "x = (", ")", '"""', "'''", "x = 1 \\", "class C:", "class C:\n    pass", "#",
+    "import os", "", "        pass", "if x:\n    pass\nelse:\n    pass", "try:", "except ValueError:",
+    "lambda: (", "]", "async def g():\n    await h()", "    @property", "s = '''\ncol0\n'''",
+]  # fmt: skip
+
+edits = st.lists(
+    st.tuples(st.floats(0, 1), st.integers(0, 3), st.lists(st.sampled_from(SNIPPETS), max_size=3)),
+    min_size=1,
+    max_size=6,
+)
+
+
+def _apply(text: str, where: float, removed: int, inserted: list[str]) -> str:
+    lines = text.split("\n")
+    at = int(where * len(lines))
+    return "\n".join([*lines[:at], *inserted, *lines[at + removed :]])
+
+
+@settings(deadline=None)
+@given(edits)
+def test_a_change_called_clean_by_its_statements_is_clean_in_the_whole_file(
+    changes: list[tuple[float, int, list[str]]],
+) -> None:
+    cache = SyntaxCache()
+    before = SOURCE
+    assert parse(before, "m.py", cache=cache) is not None  # the session's tree, as after a change
+    for where, removed, inserted in changes:
+        after = _apply(before, where, removed, inserted)
+        if after == before:
+            continue
+        if clean_by_statements(before, after, "m.py", cache):
+            assert judge(before, after, "m.py") is None, (where, removed, inserted)
+            whole = parse(after, "m.py")
+            assert whole is not None and not whole.has_tree_errors
+        else:
+            verdict = judge(before, after, "m.py", cache=cache)
+            if verdict is not None:  # a file with errors: the fast path stays off from here on
+                return
+        before = after
+
+
+def test_an_edit_near_the_top_of_a_long_module_is_judged_by_its_statements() -> None:
+    body = "def function_{0}(x):\n    if x:\n        return x + {0}\n    return {0}\n\n"
+    text = "".join(body.format(i) for i in range(2000))
+    cache = SyntaxCache()
+    parse(text, "m.py", cache=cache)
+    renamed = text.replace("def function_3(", "def renamed_3(", 1)
+    assert clean_by_statements(text, renamed, "m.py", cache)
+    broken = renamed.replace("def function_5(x):", "def function_5(x:", 1)
+    assert not clean_by_statements(renamed, broken, "m.py", cache)
+    verdict = judge(renamed, broken, "m.py", cache=cache)
+    assert verdict is not None and verdict.kind == "breaks"  # the whole-file parse decided
+    # Other languages keep the whole-file parse.
+    assert not clean_by_statements("let a = 1\n", "let a = 2\n", "m.js", cache)
