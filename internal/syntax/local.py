@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 LOCAL_LANGUAGES = frozenset({"python"})
 #: A change whose statements span more than this is judged by the whole-file parse.
 MAX_LOCAL_BYTES = 256 * 1024
+#: Statements shorter than this are not looked for to line the texts up again (a blank line or
+#: a one-line comment would be found anywhere).
+SYNC_MIN_BYTES = 24
 
 
 def clean_by_statements(before: str, after: str, path: str, cache: SyntaxCache) -> bool:
@@ -43,24 +46,89 @@ def clean_by_statements(before: str, after: str, path: str, cache: SyntaxCache) 
     starts = _starts(old, path, cache)
     if starts is None:
         return False
-    start, old_end, new_end = changed_range(old, new)
-    # From the start of the statement the change begins in (the one before, when it begins
-    # exactly at a statement's start) to the end of the first statement wholly after it: what a
-    # change can join to (a trailing backslash, an unclosed bracket) is inside the region.
-    first = bisect.bisect_left(starts, start) - 1
-    last = bisect.bisect_right(starts, old_end) + 1
-    low = starts[first] if first >= 0 else 0
-    high = starts[last] if last < len(starts) else len(old)
-    shift = new_end - old_end
-    if high + shift - low > MAX_LOCAL_BYTES:
+    planned = _regions(old, new, starts)
+    if planned is None:
         return False
-    region = parse_detached(new[low : high + shift], language)
-    if region is None or region.has_tree_errors or region.errors(limit=1):
-        return False
-    inside = [low + offset for offset in _statement_starts(region.tree.root_node.children, region.source)]
-    kept_before = starts[: max(first, 0)] if first >= 0 else []
-    cache.statements.put(path, new, [*kept_before, *inside, *(s + shift for s in starts[last:])])
+    new_starts: list[int] = []
+    for kept, region in planned:
+        new_starts += kept
+        if region is None:
+            continue
+        low, high = region
+        parsed = parse_detached(new[low:high], language)
+        if parsed is None or parsed.has_tree_errors or parsed.errors(limit=1):
+            return False
+        new_starts += [low + offset for offset in _statement_starts(parsed.tree.root_node.children, parsed.source)]
+    cache.statements.put(path, new, new_starts)
     return True
+
+
+def _regions(old: bytes, new: bytes, starts: list[int]) -> list[tuple[list[int], tuple[int, int] | None]] | None:
+    """``new`` cut, in order, into old statements found byte for byte (their starts in ``new``)
+    and regions to parse on their own (``(low, high)`` in ``new``); None when a region would be
+    larger than MAX_LOCAL_BYTES.
+
+    A region runs from the statement before a difference to the end of the first old statement
+    found again after it, so what a change can join to is inside it; a difference right after a
+    region widens it. Statements are looked for only inside the one range that differs (outside
+    it the texts are equal), and only those of SYNC_MIN_BYTES or more. Finding one in the wrong
+    place costs speed, never truth: every byte that is not an old statement is parsed.
+    """
+    start, old_end, new_end = changed_range(old, new)
+    shift = new_end - old_end
+    known = set(starts)
+    edges = sorted({0, *starts, len(old)})
+    count = len(edges) - 1
+    i = max(bisect.bisect_right(edges, start) - 2, 0)  # the statement before the change's
+    q = edges[i]  # where old statement i starts in new
+    out: list[tuple[list[int], tuple[int, int] | None]] = [([s for s in starts if s < q], None)]
+    while True:
+        kept: list[int] = []
+        while i < count and edges[i] < old_end and old[edges[i] : edges[i + 1]] == new[q : q + edges[i + 1] - edges[i]]:
+            kept += [q] if edges[i] in known else []
+            q += edges[i + 1] - edges[i]
+            i += 1
+        if i >= count and q == len(new):
+            out.append((kept, None))
+            return out
+        if i < count and edges[i] >= old_end and q == edges[i] + shift:
+            out.append((kept + [s + shift for s in starts if s >= edges[i]], None))
+            return out
+        if kept:  # the region opens with the last statement found equal
+            q -= edges[i] - edges[i - 1]
+            low = q
+            out.append((kept[:-1], None))
+        elif out[-1][1] is not None:  # right after a region: that region goes on
+            low = out.pop()[1][0]  # type: ignore[index]
+        else:
+            low = q
+        j, found = _found_again(old, new, edges, i + 1, q, old_end, shift)
+        high = found + (edges[j + 1] - edges[j]) if j < count else len(new)
+        if high - low > MAX_LOCAL_BYTES:
+            return None
+        out.append(([], (low, high)))
+        if j >= count:
+            return out
+        i, q = j + 1, high
+
+
+def _found_again(
+    old: bytes, new: bytes, edges: list[int], first: int, since: int, old_end: int, shift: int
+) -> tuple[int, int]:
+    """The first old statement from ``first`` on that is found in ``new`` at or after ``since``:
+    its index and where; ``(len(edges) - 1, len(new))`` when none is."""
+    for j in range(first, len(edges) - 1):
+        if edges[j] >= old_end:
+            at = edges[j] + shift
+            if at >= since:
+                return j, at
+            continue
+        statement = old[edges[j] : edges[j + 1]]
+        if len(statement) >= SYNC_MIN_BYTES:
+            at = new.find(statement, since, since + MAX_LOCAL_BYTES + len(statement))
+            if at >= 0:
+                return j, at
+    return len(edges) - 1, len(new)
 
 
 def _starts(source: bytes, path: str, cache: SyntaxCache) -> list[int] | None:

@@ -59,6 +59,40 @@ def test_a_change_called_clean_by_its_statements_is_clean_in_the_whole_file(
         before = after
 
 
+@settings(deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 2), st.lists(st.sampled_from(SNIPPETS), max_size=2)),
+                min_size=2, max_size=12))  # fmt: skip
+def test_a_spread_change_is_clean_by_its_statements_only_when_the_whole_file_is(
+    hunks: list[tuple[int, int, list[str]]],
+) -> None:
+    """Several places changed at once (a patch, a multiedit): each hunk's statements are judged
+    on their own, and together they never call clean what the whole-file parse does not."""
+    cache = SyntaxCache()
+    assert parse(SOURCE, "m.py", cache=cache) is not None
+    lines = SOURCE.split("\n")
+    changed = {seed % len(lines): (removed, inserted) for seed, removed, inserted in hunks}
+    out, skip = [], 0
+    for number, line in enumerate(lines):
+        if skip:
+            skip -= 1
+            continue
+        if number in changed:
+            removed, inserted = changed[number]
+            out += inserted
+            skip = max(removed - 1, 0)
+            if removed:
+                continue
+        out.append(line)
+    after = "\n".join(out)
+    if after != SOURCE and clean_by_statements(SOURCE, after, "m.py", cache):
+        whole = parse(after, "m.py")
+        assert whole is not None and not whole.has_tree_errors and not whole.errors(limit=1)
+        again = after.replace("def ", "def  ", 1)  # the starts carried over serve the next change
+        if clean_by_statements(after, again, "m.py", cache):
+            whole = parse(again, "m.py")
+            assert whole is not None and not whole.has_tree_errors
+
+
 def test_an_edit_near_the_top_of_a_long_module_is_judged_by_its_statements() -> None:
     body = "def function_{0}(x):\n    if x:\n        return x + {0}\n    return {0}\n\n"
     text = "".join(body.format(i) for i in range(2000))
