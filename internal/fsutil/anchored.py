@@ -130,6 +130,10 @@ def read_at(directory: AnchoredDir, name: str) -> bytes | None:
         os.close(fd)
 
 
+#: Directories :func:`names_inside` keeps open at once (then it closes them and starts again).
+MAX_OPEN_DIRS = 128
+
+
 def names_inside(paths: list[str], roots: Iterable[Path], searched: Path, real: Path) -> list[str]:
     """The ``paths`` (absolute, found below ``searched``, whose real path is ``real``) that exist
     as reached from their root without following a single symlink. A listing made by name (rg,
@@ -143,12 +147,9 @@ def names_inside(paths: list[str], roots: Iterable[Path], searched: Path, real: 
         for path in paths:
             checked = real_prefix + path[len(prefix) :] if path.startswith(prefix + "/") else path
             parent, _, name = checked.rpartition("/")
-            if parent not in by_dir:
-                try:
-                    by_dir[parent] = open_dir(Path(parent or "/"), roots)
-                except (OSError, ToolError, ValueError):
-                    by_dir[parent] = None
-            directory = by_dir[parent]
+            if len(by_dir) >= MAX_OPEN_DIRS and parent not in by_dir:
+                _close_all(by_dir)  # bounded: a listing of many directories must not run out of descriptors
+            directory = _open_cached(parent, roots, by_dir)
             if directory is None:
                 continue
             try:
@@ -157,10 +158,37 @@ def names_inside(paths: list[str], roots: Iterable[Path], searched: Path, real: 
                 continue
             kept.append(path)
     finally:
-        for directory in by_dir.values():
-            if directory is not None:
-                directory.close()
+        _close_all(by_dir)
     return kept
+
+
+def _close_all(opened: dict[str, AnchoredDir | None]) -> None:
+    for directory in opened.values():
+        if directory is not None:
+            directory.close()
+    opened.clear()
+
+
+def _open_cached(directory: str, roots: list[Path], opened: dict[str, AnchoredDir | None]) -> AnchoredDir | None:
+    """``directory`` opened without following a symlink, through ``opened`` (None: it cannot be):
+    from its parent's descriptor when that is open already — one open per directory of a
+    listing, not one per component of every directory — else from its root (:func:`open_dir`)."""
+    if directory in opened:
+        return opened[directory]
+    parent, _, name = directory.rpartition("/")
+    above = Path(directory or "/")
+    result: AnchoredDir | None = None
+    try:
+        if name and parent and above not in roots:
+            base = _open_cached(parent, roots, opened)
+            if base is not None:
+                result = AnchoredDir(os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=base.fd), above)
+        else:
+            result = open_dir(above, roots)
+    except (OSError, ToolError, ValueError):
+        result = None
+    opened[directory] = result
+    return result
 
 
 def lock_dirs(dirs: list[AnchoredDir], check: Callable[[], None] | None = None) -> None:
