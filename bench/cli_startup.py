@@ -11,6 +11,7 @@ compiles the package's modules again (about 190 ms here), which no user pays.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -18,7 +19,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from harness import exit_status, pairs
+from harness import exit_status, pairs_async
 
 #: Goals: CLI view ≤ 2.5× `python -c pass` (issue #28); grep and bash ≤ 8× (docs/benchmarks.md);
 #: `bash true` ≤ 1.3× `--list`.
@@ -44,7 +45,7 @@ def command(argv: list[str]) -> Callable[[], object]:
     return run
 
 
-def main() -> int:
+async def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "f.txt").write_text("hello\n" * 100)
         python = command([sys.executable, "-c", "pass"])
@@ -56,12 +57,12 @@ def main() -> int:
         goals = {"view": VIEW_GOAL, "grep": GREP_GOAL, "bash true": BASH_GOAL}
         print(f"{RUNS} interleaved pairs per row", flush=True)
         for name, run in tool.items():
-            pairs(f"CLI {name}", run, python, runs=RUNS, reference_name="python -c pass", goal=goals[name])
+            await pairs_async(f"CLI {name}", run, python, runs=RUNS, reference_name="python -c pass", goal=goals[name])
         listing = command([SCRIPT, "--cwd", tmp, "--list"])
-        pairs("CLI bash true vs --list", tool["bash true"], listing, runs=RUNS, reference_name="toolsmith --list",
-              goal=BASH_VS_LIST_GOAL)  # fmt: skip
+        await pairs_async("CLI bash true vs --list", tool["bash true"], listing, runs=RUNS,
+                          reference_name="toolsmith --list", goal=BASH_VS_LIST_GOAL)  # fmt: skip
     return exit_status()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(asyncio.run(main()))

@@ -14,6 +14,7 @@ rows is over its goal.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import platform
@@ -114,7 +115,7 @@ def record(
     return row
 
 
-def pairs(
+async def pairs_async(
     name: str,
     tool: Callable[[], object],
     reference: Callable[[], object],
@@ -126,42 +127,30 @@ def pairs(
     warmup: int = 1,
     note: str = "",
 ) -> Row:
-    """Time ``tool`` and ``reference`` alternately ``runs`` times each (after ``warmup`` pairs)."""
+    """Time ``tool`` and ``reference`` alternately ``runs`` times each, after ``warmup`` pairs.
+    Either may be a plain call or return an awaitable (``Session.run``, an MCP client call)."""
     for _ in range(warmup):
-        tool()
-        reference()
+        await _call(tool)
+        await _call(reference)
     tool_times, reference_times = [], []
     for _ in range(runs):
-        tool_times.append(timed(tool))
-        reference_times.append(timed(reference))
+        tool_times.append(await _timed_call(tool))
+        reference_times.append(await _timed_call(reference))
     return record(
         name, tool_times, reference_times, reference=reference_name, goal=goal, slack_s=slack_s, note=note
     )
 
 
-async def pairs_async(
-    name: str,
-    tool: Callable[[], Awaitable[object]],
-    reference: Callable[[], object],
-    *,
-    runs: int,
-    reference_name: str,
-    goal: float | None,
-    slack_s: float = 0.0,
-    warmup: int = 1,
-    note: str = "",
-) -> Row:
-    """:func:`pairs` for a tool called through ``await`` (``Session.run``); the reference is sync."""
-    for _ in range(warmup):
-        await tool()
-        reference()
-    tool_times, reference_times = [], []
-    for _ in range(runs):
-        tool_times.append(await timed_async(tool))
-        reference_times.append(timed(reference))
-    return record(
-        name, tool_times, reference_times, reference=reference_name, goal=goal, slack_s=slack_s, note=note
-    )
+async def _call(call: Callable[[], object]) -> None:
+    result = call()
+    if inspect.isawaitable(result):
+        await result
+
+
+async def _timed_call(call: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    await _call(call)
+    return time.perf_counter() - start
 
 
 def exit_status() -> int:

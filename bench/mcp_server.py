@@ -21,13 +21,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from agent_toolsmith.config import Config
 from agent_toolsmith.session import Session
-from harness import exit_status, record, timed, timed_async
+from harness import exit_status, pairs_async, record, timed, timed_async
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -101,24 +101,6 @@ anyio.run(over_http if "--http" in sys.argv else over_stdio)
 SERVER_START_TIMEOUT_S = 60
 
 
-async def paired(
-    name: str,
-    tool: Callable[[], Awaitable[Any]],
-    reference: Callable[[], Awaitable[Any]],
-    *,
-    goal: float | None,
-    slack_s: float = 0.0,
-) -> None:
-    """harness.pairs for two awaitables: tool then reference, alternately, after a warm-up pair."""
-    await tool()
-    await reference()
-    tool_times, reference_times = [], []
-    for _ in range(RUNS):
-        tool_times.append(await timed_async(tool))
-        reference_times.append(await timed_async(reference))
-    record(name, tool_times, reference_times, reference="Session.run", goal=goal, slack_s=slack_s)
-
-
 async def compare(transport: str, client: Client, session: Session) -> None:
     for tool, params in CALLS.items():
 
@@ -131,7 +113,10 @@ async def compare(transport: str, client: Client, session: Session) -> None:
             assert not response.is_error, response.content
 
         goal = None if (tool, transport) == ("view", "stdio") else CALL_GOAL
-        await paired(f"MCP {tool} over {transport}", through_mcp, direct, goal=goal, slack_s=CALL_SLACK_S)
+        await pairs_async(
+            f"MCP {tool} over {transport}", through_mcp, direct, runs=RUNS, reference_name="Session.run", goal=goal,
+            slack_s=CALL_SLACK_S,
+        )
 
 
 def stdio_params(workspace: Path) -> StdioServerParameters:
@@ -166,7 +151,10 @@ async def floor_row(transport: str, client: Client, session: Session) -> None:
         response = await session.run("view", {"file_path": "a.txt"})
         assert not response.is_error, response.content
 
-    await paired(f"SDK floor: minimal server's tools/call, {transport}", floor, direct, goal=None)
+    await pairs_async(
+        f"SDK floor: minimal server's tools/call, {transport}", floor, direct, runs=RUNS, reference_name="Session.run",
+        goal=None,
+    )
 
 
 def floor_stdio_params(workspace: Path) -> StdioServerParameters:

@@ -102,6 +102,7 @@ def _marked_processes(needle: bytes) -> Iterator[tuple[int, str]]:
 from agent_toolsmith.config import Config  # noqa: E402
 from agent_toolsmith.llm.tools.contract import ToolResponse  # noqa: E402
 from agent_toolsmith.session import Session  # noqa: E402
+from agent_toolsmith.shell import sandbox  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -168,3 +169,16 @@ def _reap_adopted_zombies() -> None:
         if fields[0] == b"Z" and int(fields[1]) == me:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(int(entry), os.WNOHANG)
+
+
+@pytest.fixture(scope="module")
+def bwrap() -> str:
+    """bubblewrap, able to sandbox here: missing fails (`make test` installs it); a machine
+    without user namespaces skips, saying so."""
+    found = sandbox.find_bwrap()
+    if found is None:
+        pytest.fail("bubblewrap is not installed: `make test` installs it (Debian package bubblewrap)")
+    problem = sandbox.probe(found)
+    if problem is not None:
+        pytest.skip(f"user namespaces are not available on this machine: {problem}")
+    return found

@@ -20,7 +20,6 @@ from agent_toolsmith.config import Config
 from agent_toolsmith.llm.tools.contract import ToolResponse
 from agent_toolsmith.permission import Decision, PermissionRequest
 from agent_toolsmith.session import Session
-from agent_toolsmith.shell import sandbox
 from agent_toolsmith.shell.job_buffer import JOB_RING_BYTES
 
 from tests.conftest import make_session
@@ -272,10 +271,7 @@ def test_code_for_an_interpreter_job_asks(workspace: Path) -> None:
     assert any(r.tool == "job_input" and r.target == "print(7*6)\n" for r in asked)
 
 
-def test_jobs_run_inside_the_sandbox(workspace: Path, tmp_path: Path) -> None:
-    found = sandbox.find_bwrap()
-    if found is None or sandbox.probe(found) is not None:
-        pytest.skip("bubblewrap cannot sandbox here (tests/reliability/test_sandbox.py says why)")
+def test_jobs_run_inside_the_sandbox(workspace: Path, tmp_path: Path, bwrap: str) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     session = make_session(workspace, config=Config(lsp_enabled=False, bash_sandbox=True))
