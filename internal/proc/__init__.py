@@ -8,9 +8,12 @@ it went. The modules, each one job:
 - ``subreaper``: this process as a child subreaper, and reaping the orphans that brings;
 - ``tree``: a process tree — finding its members, stopping and reaping them — and a session's
   :class:`ProcessSupervisor` of trees;
+- ``landlock``, ``elf``, ``confined``: starting a process that can read only beneath given
+  paths, where the kernel enforces it;
 - ``launch``: starting a command in its own tree (:func:`spawn`, :func:`run_and_reap`).
 """
 
+from .confined import ReadConfinement, confinement_possible
 from .launch import Child, check_argument, run_and_reap, spawn
 from .procfs import ProcStat, process_table
 from .subreaper import become_subreaper
@@ -25,8 +28,10 @@ __all__ = [
     "ProcStat",
     "ProcessSupervisor",
     "ProcessTree",
+    "ReadConfinement",
     "become_subreaper",
     "check_argument",
+    "confinement_possible",
     "process_table",
     "run_and_reap",
     "spawn",

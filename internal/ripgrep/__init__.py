@@ -1,5 +1,6 @@
 """File enumeration and content search: rg when available, a Python fallback otherwise."""
 
+from .confine import confinable
 from .query import AUTO_IGNORED, FileQuery, Match, SearchQuery, SearchResult, display
 from .runner import find_rg, list_files, newest_first, search
 
@@ -9,6 +10,7 @@ __all__ = [
     "Match",
     "SearchQuery",
     "SearchResult",
+    "confinable",
     "display",
     "find_rg",
     "list_files",

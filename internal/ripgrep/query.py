@@ -26,6 +26,8 @@ class FileQuery:
     max_depth: int | None = None
     #: Stat every file as it is listed (for newest-first ordering).
     with_mtimes: bool = False
+    #: Where rg may read (the readable roots); empty: anywhere. See :mod:`.confine`.
+    readable: tuple[Path, ...] = ()
 
 
 #: What a content search reports: matching lines (with context), matching files, or per-file counts.
@@ -47,6 +49,8 @@ class SearchQuery:
     #: Context lines shown before and after each match (content mode only).
     before: int = 0
     after: int = 0
+    #: Where rg may read (the readable roots); empty: anywhere. See :mod:`.confine`.
+    readable: tuple[Path, ...] = ()
 
 
 class Match(NamedTuple):
@@ -72,6 +76,8 @@ class SearchResult:
     stopped_early: bool = False
     #: rg reported unreadable paths (exit code 2) but produced results.
     partial: bool = False
+    #: rg ran confined to the query's ``readable`` roots: it read nothing outside them.
+    confined: bool = False
 
 
 def fs_path(raw: bytes) -> str:

@@ -25,11 +25,14 @@ from pathlib import Path
 from ..cancel import CancelToken, race_cancel
 from ..errors import ToolError
 from ..fsutil.paths import quote_input
-from ..proc import REAP_TIMEOUT_S, check_argument, spawn
+from ..proc import REAP_TIMEOUT_S, ReadConfinement, check_argument, spawn
+from .confine import confinement_for, unconfinable
 from .query import FileQuery, Match, SearchQuery, SearchResult, fs_path
 
 #: A single rg run is stopped after this long.
 RG_TIMEOUT_S = 30.0
+#: The exit status of a process whose loader could not start it (a library it could not read).
+LOADER_FAILED = 127
 #: How much rg stderr is kept for error messages.
 MAX_STDERR_BYTES = 4096
 READ_CHUNK = 256 * 1024
@@ -162,17 +165,19 @@ async def run_rg(
     timeout: float = RG_TIMEOUT_S,
     with_mtimes: bool = False,
     on_path: Callable[[str], None] | None = None,
+    confine: ReadConfinement | None = None,
 ) -> SearchResult:
     """Run ``rg args`` in ``cwd`` and parse its ``--null`` output in ``mode`` "files", "search" or "count".
 
     Globs are matched relative to rg's working directory, so callers pass the search root as
     ``cwd``. Whatever happens — enough results, timeout, cancellation, an error — rg is killed
-    and reaped within bounded time before this returns.
+    and reaped within bounded time before this returns. With ``confine``, rg reads only what it
+    allows where the kernel enforces that (the result says whether it did: ``confined``).
     """
     parser = _Parser(mode, limit, with_mtimes, on_path)
     for arg in args:
         check_argument(arg, "search pattern or glob")
-    child = await spawn([rg, *args], cwd=cwd)
+    child = await spawn([rg, *args], cwd=cwd, confine=confine)
     assert child.stderr is not None
     stderr_task = asyncio.ensure_future(_read_limited(child.stderr))
     stopped = finished = False
@@ -192,7 +197,11 @@ async def run_rg(
         child.close()
         stderr = await _bounded(stderr_task)
     result = parser.result
-    result.stopped_early = stopped
+    result.stopped_early, result.confined = stopped, child.confined
+    if child.confined and child.returncode == LOADER_FAILED and not parser.count():
+        unconfinable(rg)  # its loader wanted a file it was not allowed: run it as before
+        return await run_rg(rg, args, cwd=cwd, mode=mode, limit=limit, cancel=cancel, timeout=timeout,
+                            with_mtimes=with_mtimes, on_path=on_path)  # fmt: skip
     if stopped:
         return result
     if child.returncode == 2:
@@ -299,8 +308,13 @@ async def list_files(query: FileQuery, *, rg: str | None, limit: int, cancel: Ca
 
         return fallback.list_files(query, limit=limit, cancel=cancel)
     return await run_rg(
-        rg, _file_args(query), cwd=query.root, mode="files", limit=limit, cancel=cancel, with_mtimes=query.with_mtimes
-    )
+        rg, _file_args(query), cwd=query.root, mode="files", limit=limit, cancel=cancel,
+        with_mtimes=query.with_mtimes, confine=_confinement(rg, query.readable),
+    )  # fmt: skip
+
+
+def _confinement(rg: str, readable: tuple[Path, ...]) -> ReadConfinement | None:
+    return confinement_for(rg, readable) if readable else None
 
 
 async def search(
@@ -322,8 +336,9 @@ async def search(
         mode = _parser_mode(query)
         args = _search_args(query)
         return await run_rg(
-            rg, args, cwd=cwd, mode=mode, limit=limit, cancel=cancel, with_mtimes=True, on_path=on_path
-        )
+            rg, args, cwd=cwd, mode=mode, limit=limit, cancel=cancel, with_mtimes=True, on_path=on_path,
+            confine=_confinement(rg, query.readable),
+        )  # fmt: skip
     except ToolError as exc:
         if query.file_type and "unrecognized file type" in exc.message:
             raise await unknown_type_error(rg, query.file_type) from None

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from agent_toolsmith.config import Config
 from agent_toolsmith.permission import Decision, PermissionRequest
+from agent_toolsmith.proc import landlock
 from agent_toolsmith.session import Session
 
 from .test_escapes import SWAPPER
@@ -32,10 +33,18 @@ SECRET = "TOP-SECRET-CONTENT"
 @pytest.mark.slow
 @pytest.mark.parametrize(("tool", "variant"), [
         ("view", "file"), ("view", "dir"), ("view", "notebook"), ("grep", "file"), ("grep", "dir"),
-        ("ls", "dir"), ("glob", "dir"),
+        ("ls", "dir"), ("glob", "dir"), ("grep", "dir, rg unconfined"), ("ls", "dir, rg unconfined"),
+        ("glob", "dir, rg unconfined"),
     ],)
-def test_raced_reads_never_leak_outside_content(tmp_path: Path, tool: str, variant: str) -> None:
+def test_raced_reads_never_leak_outside_content(
+    tmp_path: Path, tool: str, variant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rg runs confined by the kernel (Landlock) where it can; "unconfined" variants take the
+    path of a kernel without it, where the tools check what rg printed."""
     assert hasattr(ctypes.CDLL(None), "renameat2"), "glibc >= 2.28 provides renameat2; the swapper needs it"
+    if variant.endswith("rg unconfined"):
+        monkeypatch.setattr(landlock, "available", lambda: False)
+        variant = "dir"
     ws, outside = tmp_path / "ws", tmp_path / "outside"
     (ws / "d").mkdir(parents=True)
     outside.mkdir()

@@ -47,9 +47,11 @@ class GlobTool(Tool):
         root = require_directory(ctx.resolve(params.path or "."), "Give glob a directory to search in.")
         approved = await ctx.require_read_permission(self.name, root)
         rg = find_rg(ctx.config.rg_path)
-        query = FileQuery(root, globs=(params.pattern,), with_mtimes=True)
+        roots = ctx.read_roots(approved)
+        query = FileQuery(root, globs=(params.pattern,), with_mtimes=True, readable=tuple(roots))
         result = await list_files(query, rg=rg, limit=MAX_FILES_COLLECTED, cancel=ctx.cancel)
-        result.files = await asyncio.to_thread(names_inside, result.files, ctx.read_roots(approved), root, approved)
+        if not result.confined:  # a listing made by name may have wandered outside: check it
+            result.files = await asyncio.to_thread(names_inside, result.files, roots, root, approved)
         files = newest_first(result.files, result.mtimes)
         shown = files[:MAX_FILES_SHOWN]
         truncated = len(files) > len(shown) or result.stopped_early

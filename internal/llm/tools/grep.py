@@ -14,7 +14,7 @@ from typing import Any, Literal
 from ...errors import ToolError
 from ...fsutil.anchored import AnchoredDir, names_inside, open_dir, read_at
 from ...fsutil.paths import not_found_error
-from ...ripgrep import Match, SearchQuery, SearchResult, display, find_rg, newest_first, search
+from ...ripgrep import Match, SearchQuery, SearchResult, confinable, display, find_rg, newest_first, search
 from ...truncate import shorten_line
 from .context import PathServices
 from .contract import Tool, ToolResponse
@@ -117,13 +117,14 @@ class GrepTool(Tool):
             multiline=params.multiline,
             before=context if params.before is None else params.before,
             after=context if params.after is None else params.after,
+            readable=tuple(roots := ctx.read_roots(approved)),
         )
-        roots = ctx.read_roots(approved)
-        if params.output_mode == "content":
+        if params.output_mode == "content" and not (rg and confinable(rg)):
             result, contents = await _search_and_read(query, rg, ctx, root, approved, roots)
         else:
             result, contents = await search(query, rg=rg, limit=MAX_MATCHES_COLLECTED, cancel=ctx.cancel), {}
-        await asyncio.to_thread(verify_result, result, root, approved, roots, contents)
+        if not result.confined:  # rg could have read through a symlink swapped in: check
+            await asyncio.to_thread(verify_result, result, root, approved, roots, contents)
         page = _Page(params.offset, params.head_limit or DEFAULT_HEAD_LIMIT, ctx.config.max_output_bytes - FRAME_BYTES)
         if params.output_mode == "content":
             body, total = _render_content(result, query, page)

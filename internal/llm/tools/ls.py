@@ -60,7 +60,8 @@ class LsTool(Tool):
         globs = tuple(f"!{g}" for g in (*AUTO_IGNORED, *params.ignore))
         rg = find_rg(ctx.config.rg_path)
         # rg enumerates in parallel (unordered); sorting here keeps that speed and a stable listing.
-        query = FileQuery(root, globs=globs, max_depth=params.depth)
+        roots = ctx.read_roots(approved)
+        query = FileQuery(root, globs=globs, max_depth=params.depth, readable=tuple(roots))
         if params.depth is None:
             result = await list_files(query, rg=rg, limit=MAX_FILES_COLLECTED, cancel=ctx.cancel)
             dirs: list[str] = []
@@ -72,11 +73,13 @@ class LsTool(Tool):
                 asyncio.to_thread(shown_directories, query, ctx.cancel),
             )
         base = str(root).rstrip("/")
-        found = [*result.files, *(f"{base}/{rel}" for rel in dirs)]
-        if len(found) <= INLINE_CHECKS:  # a thread hop would cost more than the checks
-            found = names_inside(found, ctx.read_roots(approved), root, approved)
+        # What confined rg listed is inside by construction; the directory walk is checked.
+        unchecked = [*([] if result.confined else result.files), *(f"{base}/{rel}" for rel in dirs)]
+        if len(unchecked) <= INLINE_CHECKS:  # a thread hop would cost more than the checks
+            checked = names_inside(unchecked, roots, root, approved)
         else:
-            found = await asyncio.to_thread(names_inside, found, ctx.read_roots(approved), root, approved)
+            checked = await asyncio.to_thread(names_inside, unchecked, roots, root, approved)
+        found = [*result.files, *checked] if result.confined else checked
         directories = {f"{base}/{rel}" for rel in dirs}
         tree = _Dir()
         entries = 0

@@ -1,0 +1,144 @@
+"""Read confinement of rg (Landlock): the kernel refuses reads outside the allowed roots, the
+confinement stays on its own thread, results match an unconfined run (ignore rules read from
+outside included), and where it cannot be enforced rg runs as before and the tools check."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from agent_toolsmith.cancel import CancelToken
+from agent_toolsmith.config import Config
+from agent_toolsmith.proc import ReadConfinement, elf, landlock, spawn
+from agent_toolsmith.ripgrep import FileQuery, SearchQuery, find_rg, list_files, search
+from agent_toolsmith.session import Session
+
+#: Every wait on a started process.
+WAIT_S = 30.0
+RG = find_rg(None)
+
+needs_landlock = pytest.mark.skipif(not landlock.available(), reason="this kernel has no Landlock")
+
+
+def _tree(tmp_path: Path) -> tuple[Path, Path]:
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    (ws / "src").mkdir(parents=True)
+    outside.mkdir()
+    (ws / "src" / "a.txt").write_text("inside needle\n")
+    (outside / "secret.txt").write_text("outside needle\n")
+    return ws, outside
+
+
+async def _run(argv: list[str], cwd: Path, confine: ReadConfinement | None) -> tuple[bool, int | None, bytes]:
+    child = await spawn(argv, cwd=cwd, confine=confine)
+    assert child.stderr is not None
+    out = await asyncio.wait_for(child.stdout.read(), WAIT_S)
+    code = await child.wait(WAIT_S)
+    await child.stop(grace_s=0)
+    return child.confined, code, out
+
+
+@needs_landlock
+def test_confined_rg_reads_inside_and_is_refused_outside(tmp_path: Path) -> None:
+    assert RG is not None
+    ws, outside = _tree(tmp_path)
+    argv = [RG, "--no-heading", "-n", "needle", str(ws), str(outside / "secret.txt")]
+    confined, code, out = asyncio.run(_run(argv, ws, ReadConfinement((ws.resolve(),))))
+    assert confined
+    assert b"inside needle" in out
+    assert b"outside needle" not in out
+    assert code == 2  # rg's "some paths could not be read"
+    # The confinement stayed on its own thread: this one (and an unconfined run) still read outside.
+    assert (outside / "secret.txt").read_text() == "outside needle\n"
+    confined, code, out = asyncio.run(_run(argv, ws, None))
+    assert not confined and code == 0 and b"outside needle" in out
+
+
+@needs_landlock
+def test_a_symlink_out_of_the_roots_is_refused_even_when_rg_follows_it(tmp_path: Path) -> None:
+    assert RG is not None
+    ws, outside = _tree(tmp_path)
+    (ws / "link").symlink_to(outside)
+    argv = [RG, "--follow", "--no-heading", "needle", str(ws)]
+    confined, _, out = asyncio.run(_run(argv, ws, ReadConfinement((ws.resolve(),))))
+    assert confined
+    assert b"inside needle" in out and b"outside needle" not in out
+
+
+def test_loader_files_of_rg_hold_its_interpreter_and_libc(tmp_path: Path) -> None:
+    assert RG is not None
+    files = elf.loader_files(RG)
+    assert files is not None
+    names = [f.name for f in files]
+    assert any(n.startswith("ld-linux") or n.startswith("ld-musl") for n in names) or files == []
+    script = tmp_path / "script.sh"
+    script.write_text("#!/bin/sh\necho hi\n")
+    assert elf.loader_files(str(script)) is None  # not an ELF file: not confinable
+
+
+def test_without_landlock_rg_runs_unconfined(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(landlock, "available", lambda: False)
+    ws, _ = _tree(tmp_path)
+    result = asyncio.run(list_files(FileQuery(ws, readable=(ws.resolve(),)), rg=RG, limit=100, cancel=CancelToken()))
+    assert not result.confined
+    assert result.files == [str(ws / "src" / "a.txt")]
+
+
+@needs_landlock
+def test_rg_whose_libraries_are_not_allowed_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loader's files guessed wrong (none allowed): the start is refused, and rg runs as before."""
+    monkeypatch.setattr("agent_toolsmith.proc.confined.loader_files", lambda executable: [])
+    ws, _ = _tree(tmp_path)
+    query = SearchQuery(ws, "needle", readable=(ws.resolve(),))
+    result = asyncio.run(search(query, rg=RG, limit=100, cancel=CancelToken()))
+    assert not result.confined
+    assert [m.text for m in result.matches] == ["inside needle"]
+
+
+@needs_landlock
+def test_ignore_rules_read_from_outside_the_roots_still_apply(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A .gitignore above the workspace and the user's global excludes file are outside the
+    roots; rg must still read them, so a confined listing equals an unconfined one."""
+    home = tmp_path / "home"
+    (home / ".config" / "git").mkdir(parents=True)
+    (home / "global-ignore").write_text("*.global\n")
+    (home / ".gitconfig").write_text(f"[core]\n\texcludesFile = {home / 'global-ignore'}\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    project = tmp_path / "project"
+    ws = project / "ws"
+    (ws / "src").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=WAIT_S)
+    (project / ".gitignore").write_text("*.parent\n")
+    for name in ("keep.py", "drop.parent", "drop.global"):
+        (ws / "src" / name).write_text("x\n")
+    query = FileQuery(ws, readable=(ws.resolve(),))
+    confined = asyncio.run(list_files(query, rg=RG, limit=100, cancel=CancelToken()))
+    monkeypatch.setattr(landlock, "available", lambda: False)
+    unconfined = asyncio.run(list_files(query, rg=RG, limit=100, cancel=CancelToken()))
+    assert confined.confined and not unconfined.confined
+    assert sorted(confined.files) == sorted(unconfined.files) == [str(ws / "src" / "keep.py")]
+
+
+@needs_landlock
+def test_tools_through_a_session_run_rg_confined_and_leave_no_thread_reading_outside(tmp_path: Path) -> None:
+    ws, outside = _tree(tmp_path)
+    (ws / "link").symlink_to(outside / "secret.txt")
+
+    async def calls() -> list[str]:
+        session = Session(ws, config=Config(lsp_enabled=False))
+        out = []
+        for tool, params in (("grep", {"pattern": "needle"}), ("glob", {"pattern": "**/*.txt"}), ("ls", {})):
+            response = await session.run(tool, params)
+            assert not response.is_error, response.content
+            out.append(response.content)
+        return out
+
+    grep, glob, ls = asyncio.run(calls())
+    assert "inside needle" in grep and "outside" not in grep
+    assert "a.txt" in glob and "secret" not in glob
+    assert "a.txt" in ls
+    assert os.access(outside / "secret.txt", os.R_OK)
