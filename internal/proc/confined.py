@@ -64,12 +64,26 @@ class _Confiner:
         return subprocess.Popen(argv, **kwargs)
 
 
-_confiners: OrderedDict[tuple[tuple[Path, ...], tuple[Path, ...]], _Confiner] = OrderedDict()
+_Identity = tuple[tuple[Path, int, int], ...]
+_confiners: OrderedDict[tuple[_Identity, _Identity], _Confiner] = OrderedDict()
 _confiners_lock = threading.Lock()
 
 
+def _identities(paths: tuple[Path, ...]) -> _Identity:
+    """Each path that exists with its device and inode: a rule holds the inode it was made for,
+    so a path replaced since (an ignore file saved by rename) needs a thread of its own."""
+    found = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        found.append((path, st.st_dev, st.st_ino))
+    return tuple(found)
+
+
 def _confiner(dirs: tuple[Path, ...], files: tuple[Path, ...]) -> _Confiner:
-    key = (dirs, files)
+    key = (_identities(dirs), _identities(files))
     with _confiners_lock:
         confiner = _confiners.pop(key, None) or _Confiner(dirs, files)
         _confiners[key] = confiner

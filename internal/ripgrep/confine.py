@@ -26,13 +26,13 @@ _EXCLUDES_FILE = re.compile(r"^\s*excludesfile\s*=\s*(.+?)\s*$", re.IGNORECASE |
 _unconfinable: set[str] = set()
 
 
-def confinement_for(rg: str, roots: Iterable[Path]) -> ReadConfinement | None:
-    """The confinement for an rg run that may read beneath ``roots``; None when it cannot be
-    enforced here (no Landlock, or this rg failed to start under it before)."""
+def confinement_for(rg: str, roots: Iterable[Path], searched: Path) -> ReadConfinement | None:
+    """The confinement for an rg run of ``searched`` that may read beneath ``roots``; None when
+    it cannot be enforced here (no Landlock, or this rg failed to start under it before)."""
     if not confinable(rg):
         return None
     dirs = tuple(sorted(set(roots)))
-    return ReadConfinement(dirs, tuple(sorted(_outside_reads(dirs))))
+    return ReadConfinement(dirs, tuple(sorted(_outside_reads(dirs, searched))))
 
 
 def confinable(rg: str) -> bool:
@@ -45,8 +45,12 @@ def unconfinable(rg: str) -> None:
     _unconfinable.add(rg)
 
 
-def _outside_reads(dirs: tuple[Path, ...]) -> set[Path]:
-    found = {p for d in dirs for a in d.parents for n in _PARENT_IGNORE_FILES if (p := a / n).is_file()}
+def _outside_reads(dirs: tuple[Path, ...], searched: Path) -> set[Path]:
+    """rg reads the ignore files of every directory above the one it searches (``--no-require-git``:
+    in or out of a repository); those inside ``dirs`` are readable already."""
+    real = Path(os.path.realpath(searched))
+    above = [a for a in real.parents if not any(a == d or d in a.parents for d in dirs)]
+    found = {p for a in above for n in _PARENT_IGNORE_FILES if (p := a / n).is_file()}
     found |= {p for p in _git_global_files() if p.is_file()}
     if config := os.environ.get("RIPGREP_CONFIG_PATH"):
         found.add(Path(config))

@@ -309,12 +309,12 @@ async def list_files(query: FileQuery, *, rg: str | None, limit: int, cancel: Ca
         return fallback.list_files(query, limit=limit, cancel=cancel)
     return await run_rg(
         rg, _file_args(query), cwd=query.root, mode="files", limit=limit, cancel=cancel,
-        with_mtimes=query.with_mtimes, confine=_confinement(rg, query.readable),
+        with_mtimes=query.with_mtimes, confine=_confinement(rg, query.readable, query.root),
     )  # fmt: skip
 
 
-def _confinement(rg: str, readable: tuple[Path, ...]) -> ReadConfinement | None:
-    return confinement_for(rg, readable) if readable else None
+def _confinement(rg: str, readable: tuple[Path, ...], searched: Path) -> ReadConfinement | None:
+    return confinement_for(rg, readable, searched) if readable else None
 
 
 async def search(
@@ -337,7 +337,7 @@ async def search(
         args = _search_args(query)
         return await run_rg(
             rg, args, cwd=cwd, mode=mode, limit=limit, cancel=cancel, with_mtimes=True, on_path=on_path,
-            confine=_confinement(rg, query.readable),
+            confine=_confinement(rg, query.readable, query.root),
         )  # fmt: skip
     except ToolError as exc:
         if query.file_type and "unrecognized file type" in exc.message:

@@ -142,3 +142,26 @@ def test_tools_through_a_session_run_rg_confined_and_leave_no_thread_reading_out
     assert "a.txt" in glob and "secret" not in glob
     assert "a.txt" in ls
     assert os.access(outside / "secret.txt", os.R_OK)
+
+
+@needs_landlock
+def test_an_ignore_file_replaced_by_rename_is_read_again(tmp_path: Path) -> None:
+    """Rules hold inodes: a .gitignore above the root saved anew (a new inode at the same path)
+    must be readable to the next confined run."""
+    assert RG is not None
+    project = tmp_path / "project"
+    ws = project / "ws"
+    ws.mkdir(parents=True)
+    for name in ("a.one", "b.two"):
+        (ws / name).write_text("x\n")
+    ignore = project / ".gitignore"
+    query = FileQuery(ws, readable=(ws.resolve(),))
+    listed = []
+    for pattern in ("*.one\n", "*.two\n"):
+        staged = project / ".gitignore.tmp"
+        staged.write_text(pattern)
+        staged.replace(ignore)
+        result = asyncio.run(list_files(query, rg=RG, limit=100, cancel=CancelToken()))
+        assert result.confined
+        listed.append([Path(f).name for f in result.files])
+    assert listed == [["b.two"], ["a.one"]]
