@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import ToolError
-from .confined import ReadConfinement, ThreadStarted, start_confined
 from .tree import KILL_GRACE_S, REAP_TIMEOUT_S, ProcessSupervisor, ProcessTree
 
 if TYPE_CHECKING:
@@ -68,16 +67,11 @@ def run_and_reap(argv: Sequence[str], timeout_s: float) -> subprocess.CompletedP
 class Child:
     """A started process and its tree; its group id is its pid (it leads a new session)."""
 
-    process: asyncio.subprocess.Process | ThreadStarted
+    process: asyncio.subprocess.Process
     stdout: asyncio.StreamReader
     stderr: asyncio.StreamReader | None
     tree: ProcessTree
     _transports: list[asyncio.BaseTransport] = field(default_factory=list)
-
-    @property
-    def confined(self) -> bool:
-        """Started under read confinement: it could read nothing outside what was allowed."""
-        return isinstance(self.process, ThreadStarted)
 
     @property
     def pid(self) -> int:
@@ -119,16 +113,12 @@ async def spawn(
     env: Mapping[str, str] | None = None,
     merge_stderr: bool = False,
     owner: ProcessSupervisor | None = None,
-    confine: ReadConfinement | None = None,
 ) -> Child:
     """Start ``argv`` in its own session and tree, stdin ``/dev/null``, stdout (and stderr,
     separately or merged into stdout) on our own pipes. If this is cancelled half way, the start
-    is let finish (it is short) and what it started is killed before the cancellation goes on.
-
-    With ``confine``, the process reads only what it allows where the kernel can enforce that
-    (:mod:`.confined`); :attr:`Child.confined` says whether it does."""
+    is let finish (it is short) and what it started is killed before the cancellation goes on."""
     tree = ProcessTree(owner)
-    starting = asyncio.ensure_future(_start(argv, tree, cwd=cwd, env=env, merge_stderr=merge_stderr, confine=confine))
+    starting = asyncio.ensure_future(_start(argv, tree, cwd=cwd, env=env, merge_stderr=merge_stderr))
     try:
         return await asyncio.shield(starting)
     except asyncio.CancelledError:
@@ -150,29 +140,21 @@ async def _start(
     cwd: str | os.PathLike[str] | None,
     env: Mapping[str, str] | None,
     merge_stderr: bool,
-    confine: ReadConfinement | None,
 ) -> Child:
     out_read, out_write = os.pipe()
     err_read, err_write = (None, None) if merge_stderr else os.pipe()
     transports: list[asyncio.BaseTransport] = []
     try:
         try:
-            stderr_fd = out_write if merge_stderr or err_write is None else err_write
-            process: asyncio.subprocess.Process | ThreadStarted | None = None
-            if confine is not None:
-                process = await start_confined(
-                    argv, confine, stdout=out_write, stderr=stderr_fd, cwd=cwd, env=tree.environment(env)
-                )
-            if process is None:
-                process = await asyncio.create_subprocess_exec(
-                    *argv,
-                    stdin=asyncio.subprocess.DEVNULL,
-                    stdout=out_write,
-                    stderr=stderr_fd,
-                    cwd=cwd,
-                    env=tree.environment(env),
-                    start_new_session=True,
-                )
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=out_write,
+                stderr=out_write if merge_stderr else err_write,
+                cwd=cwd,
+                env=tree.environment(env),
+                start_new_session=True,
+            )
         finally:
             for fd in (out_write, err_write):
                 if fd is not None:

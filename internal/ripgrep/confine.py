@@ -9,6 +9,7 @@ kernel refuses the open, so the tools need not read every listed or matched file
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable
@@ -48,25 +49,43 @@ def unconfinable(rg: str) -> None:
 def _outside_reads(dirs: tuple[Path, ...], searched: Path) -> set[Path]:
     """rg reads the ignore files of every directory above the one it searches (``--no-require-git``:
     in or out of a repository); those inside ``dirs`` are readable already."""
-    real = Path(os.path.realpath(searched))
-    above = [a for a in real.parents if not any(a == d or d in a.parents for d in dirs)]
-    found = {p for a in above for n in _PARENT_IGNORE_FILES if (p := a / n).is_file()}
-    found |= {p for p in _git_global_files() if p.is_file()}
+    inside = [str(d).rstrip("/") for d in dirs]
+    found = []
+    directory = os.path.dirname(os.path.realpath(searched))
+    while True:
+        if not any(directory == d or directory.startswith(d + "/") for d in inside):
+            found += [f"{directory.rstrip('/')}/{name}" for name in _PARENT_IGNORE_FILES]
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    found += _git_global_files(os.environ.get("HOME", ""), os.environ.get("XDG_CONFIG_HOME", ""))
     if config := os.environ.get("RIPGREP_CONFIG_PATH"):
-        found.add(Path(config))
-    return {Path(os.path.realpath(p)) for p in found}
+        found.append(config)
+    return {Path(os.path.realpath(p)) for p in found if os.path.isfile(p)}
 
 
-def _git_global_files() -> list[Path]:
+def _git_global_files(home: str, xdg: str) -> list[str]:
     """git's user configuration files, and the excludes file they name (or its default)."""
-    home = Path(os.environ.get("HOME") or "~").expanduser()
-    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-    configs = [home / ".gitconfig", xdg / "git" / "config"]
-    excludes = [xdg / "git" / "ignore"]
+    home = home or os.path.expanduser("~")
+    xdg = xdg or f"{home}/.config"
+    configs = [f"{home}/.gitconfig", f"{xdg}/git/config"]
+    excludes = [f"{xdg}/git/ignore"]
     for config in configs:
         try:
-            text = config.read_text("utf-8", "replace")
+            st = os.stat(config)
         except OSError:
             continue
-        excludes += [Path(m.strip("\"'")).expanduser() for m in _EXCLUDES_FILE.findall(text)]
+        excludes += _excludes_named(config, st.st_mtime_ns, st.st_size)
     return [*configs, *excludes]
+
+
+@functools.lru_cache(maxsize=16)
+def _excludes_named(config: str, mtime_ns: int, size: int) -> list[str]:
+    """The excludes files a git config file names (read again when it changes)."""
+    try:
+        with open(config, encoding="utf-8", errors="replace") as file:
+            text = file.read()
+    except OSError:
+        return []
+    return [os.path.expanduser(m.strip("\"'")) for m in _EXCLUDES_FILE.findall(text)]

@@ -19,7 +19,7 @@ from contextlib import closing
 
 from ..cancel import CancelToken
 from .dirents import Kind, entries
-from .fallback import GlobSet, IgnoreRule, ignored, read_ignore, walk_start
+from .fallback import IGNORE_FILES, GlobSet, IgnoreRule, ignored, read_ignore, walk_start
 from .query import FileQuery
 
 
@@ -33,12 +33,11 @@ def shown_directories(query: FileQuery, cancel: CancelToken) -> list[str]:
         cancel.raise_if_cancelled()
         directory, rel_dir, rules, level = stack.pop()
         for path, rel in _subdirectories(directory, rel_dir, rules, globs, follow=not rel_dir):
-            inner = rules + read_ignore(path, rel)
-            if not _holds_file(path, rel, inner, globs, cancel):
+            if not _holds_file(path, rel, rules, globs, cancel):
                 continue
             shown.append(rel)
             if level < query.max_depth:
-                stack.append((path, rel, inner, level + 1))
+                stack.append((path, rel, rules + read_ignore(path, rel), level + 1))
     return shown
 
 
@@ -56,24 +55,38 @@ def _subdirectories(
     return found
 
 
-def _holds_file(directory: str, rel_dir: str, rules: list[IgnoreRule], globs: GlobSet, cancel: CancelToken) -> bool:
-    """Whether a file that is not ignored lies anywhere below ``directory`` (not itself ignored).
+def _holds_file(directory: str, rel_dir: str, above: list[IgnoreRule], globs: GlobSet, cancel: CancelToken) -> bool:
+    """Whether a file that is not ignored lies anywhere below ``directory`` (not itself ignored;
+    ``above``: the rules in force in its parent).
 
     A directory's files are looked at before its subdirectories, and the look ends at the first
-    file shown, so a directory with a file near its top costs a read of a few entries."""
-    pending = [(directory, rel_dir, rules)]
+    file shown, so a directory with a file near its top costs a read of a few entries. Its own
+    ignore files are read when a file is met before the end of its entries, else only if its
+    entries showed one (most directories have none: no lookups for them)."""
+    pending = [(directory, rel_dir, above)]
     while pending:
         cancel.raise_if_cancelled()
-        current, rel_current, current_rules = pending.pop()
+        current, rel_current, current_above = pending.pop()
         subdirectories = []
+        own: list[IgnoreRule] | None = None
+        has_ignore_file = False
         with closing(entries(current)) as found:  # closed (its fd too) when the look ends early
             for name, kind in found:
                 rel = f"{rel_current}/{name}"
+                has_ignore_file = has_ignore_file or name in IGNORE_FILES
                 if kind is Kind.DIRECTORY:
                     subdirectories.append((f"{current}/{name}", rel))
-                elif kind is Kind.FILE and globs.allows(rel, False) and not ignored(rel, False, current_rules):
-                    return True
+                elif kind is Kind.FILE:
+                    if not globs.allows(rel, False):
+                        continue
+                    if own is None:  # met before the end: its own ignore files may come later
+                        own = read_ignore(current, rel_current)
+                    if not ignored(rel, False, current_above + own):
+                        return True
+        if own is None:
+            own = read_ignore(current, rel_current) if has_ignore_file else []
+        rules = current_above + own
         for path, rel in subdirectories:
-            if globs.allows(rel, True) and not ignored(rel, True, current_rules):
-                pending.append((path, rel, current_rules + read_ignore(path, rel)))
+            if globs.allows(rel, True) and not ignored(rel, True, rules):
+                pending.append((path, rel, rules))
     return False

@@ -10,6 +10,7 @@ not searched.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -163,7 +164,13 @@ def walk_start(query: FileQuery) -> tuple[GlobSet, list[Pending]]:
     """The globs of a walk and its first directory: the root, with its own and its ancestors'
     ignore rules."""
     root = str(query.root)
-    return GlobSet(("!.git", *query.globs)), [(root, "", parent_ignores(root) + read_ignore(root, ""), 1)]
+    return _glob_set(("!.git", *query.globs)), [(root, "", parent_ignores(root) + read_ignore(root, ""), 1)]
+
+
+@functools.lru_cache(maxsize=64)
+def _glob_set(globs: tuple[str, ...]) -> GlobSet:
+    """Compiled once per set of globs (ls compiles the same few dozen noise globs every call)."""
+    return GlobSet(globs)
 
 
 def _walk(query: FileQuery, cancel: CancelToken) -> list[str]:

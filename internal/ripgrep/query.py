@@ -28,6 +28,8 @@ class FileQuery:
     with_mtimes: bool = False
     #: Where rg may read (the readable roots); empty: anywhere. See :mod:`.confine`.
     readable: tuple[Path, ...] = ()
+    #: With ``max_depth``: also find the directories the listing shows (:mod:`.directories`).
+    with_directories: bool = False
 
 
 #: What a content search reports: matching lines (with context), matching files, or per-file counts.
@@ -78,6 +80,8 @@ class SearchResult:
     partial: bool = False
     #: rg ran confined to the query's ``readable`` roots: it read nothing outside them.
     confined: bool = False
+    #: The directories a depth-limited listing shows, relative to its root (``with_directories``).
+    directories: list[str] = field(default_factory=list)
 
 
 def fs_path(raw: bytes) -> str:

@@ -13,20 +13,26 @@ pure Python.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
+import functools
 import os
 import re
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable
+from concurrent.futures import Executor
 from pathlib import Path
 
 from ..cancel import CancelToken, race_cancel
 from ..errors import ToolError
 from ..fsutil.paths import quote_input
-from ..proc import REAP_TIMEOUT_S, ReadConfinement, check_argument, spawn
+from ..proc import REAP_TIMEOUT_S, ReadConfinement, check_argument
+from ..proc.confined import confined_executor
+from ..proc.stream import StreamControl, Streamed, run_streaming
 from .confine import confinement_for, unconfinable
+from .directories import shown_directories
 from .query import FileQuery, Match, SearchQuery, SearchResult, fs_path
 
 #: A single rg run is stopped after this long.
@@ -35,7 +41,6 @@ RG_TIMEOUT_S = 30.0
 LOADER_FAILED = 127
 #: How much rg stderr is kept for error messages.
 MAX_STDERR_BYTES = 4096
-READ_CHUNK = 256 * 1024
 
 #: Globs excluded from every enumeration: VCS metadata is never useful to the model.
 ALWAYS_EXCLUDED = ("!.git",)
@@ -166,62 +171,85 @@ async def run_rg(
     with_mtimes: bool = False,
     on_path: Callable[[str], None] | None = None,
     confine: ReadConfinement | None = None,
+    alongside: Callable[[], list[str]] | None = None,
 ) -> SearchResult:
     """Run ``rg args`` in ``cwd`` and parse its ``--null`` output in ``mode`` "files", "search" or "count".
 
     Globs are matched relative to rg's working directory, so callers pass the search root as
-    ``cwd``. Whatever happens — enough results, timeout, cancellation, an error — rg is killed
-    and reaped within bounded time before this returns. With ``confine``, rg reads only what it
-    allows where the kernel enforces that (the result says whether it did: ``confined``).
+    ``cwd``. rg runs on a worker thread (:func:`run_streaming`), which parses as it reads.
+    Whatever happens — enough results, timeout, cancellation, an error — rg is killed and reaped
+    within bounded time before this returns. With ``confine``, rg reads only what it allows
+    where the kernel enforces that (the result says whether it did: ``confined``).
     """
     parser = _Parser(mode, limit, with_mtimes, on_path)
     for arg in args:
         check_argument(arg, "search pattern or glob")
-    child = await spawn([rg, *args], cwd=cwd, confine=confine)
-    assert child.stderr is not None
-    stderr_task = asyncio.ensure_future(_read_limited(child.stderr))
-    stopped = finished = False
+    executor = None if confine is None else confined_executor(confine, rg)
     try:
-        stopped = await race_cancel(asyncio.wait_for(_pump(child.stdout, parser), timeout), cancel)
-        finished = not stopped
-    except TimeoutError as exc:
+        streamed = await race_cancel(_streamed([rg, *args], cwd, parser, timeout, executor, alongside), cancel)
+    except PermissionError:
+        if executor is None:
+            raise
+        streamed = Streamed(LOADER_FAILED, b"")  # the kernel refused to start it confined
+    if streamed.timed_out:
         raise ToolError(
             f"Search timed out after {timeout:.0f}s. Use a more specific path or pattern.",
             {"timed_out": True, "error": "search_timed_out"},
-        ) from exc
-    finally:
-        # rg that reached EOF is exiting by itself; anything else is killed now.
-        exited = finished and await child.wait(REAP_TIMEOUT_S) is not None
-        if not exited:
-            await asyncio.shield(child.stop(grace_s=0))
-        child.close()
-        stderr = await _bounded(stderr_task)
+        )
+    stderr, returncode = streamed.stderr, streamed.returncode
     result = parser.result
-    result.stopped_early, result.confined = stopped, child.confined
-    if child.confined and child.returncode == LOADER_FAILED and not parser.count():
+    result.stopped_early, result.confined = streamed.stopped, executor is not None
+    result.directories = streamed.alongside or []
+    if result.confined and returncode == LOADER_FAILED and not parser.count():
         unconfinable(rg)  # its loader wanted a file it was not allowed: run it as before
         return await run_rg(rg, args, cwd=cwd, mode=mode, limit=limit, cancel=cancel, timeout=timeout,
-                            with_mtimes=with_mtimes, on_path=on_path)  # fmt: skip
-    if stopped:
+                            with_mtimes=with_mtimes, on_path=on_path, alongside=alongside)  # fmt: skip
+    if streamed.stopped:
         return result
-    if child.returncode == 2:
+    parser.feed(b"\0" if parser.mode == "files" and parser.buffer else b"")  # the last record
+    if returncode == 2:
         if not parser.count() and stderr.strip():
             message = _rg_message(stderr, args)
             if message.startswith("invalid"):
                 raise ToolError(message[0].upper() + message[1:], {"error": "invalid_regex"})
             raise ToolError(f"rg: {message}", {"error": "search_failed"})
         result.partial = True
-    elif child.returncode not in (0, 1):
-        raise ToolError(f"ripgrep failed with exit code {child.returncode}: {_rg_message(stderr, args)}")
+    elif returncode not in (0, 1):
+        raise ToolError(f"ripgrep failed with exit code {returncode}: {_rg_message(stderr, args)}")
     return result
 
 
-async def _bounded(task: asyncio.Future[bytes]) -> bytes:
-    """rg's stderr once the pipe is closed: at EOF already, so this returns at once."""
+async def _streamed(
+    argv: list[str],
+    cwd: Path,
+    parser: _Parser,
+    timeout: float,
+    executor: Executor | None,
+    alongside: Callable[[], list[str]] | None,
+) -> Streamed:
+    """rg run to its end on ``executor``'s thread (the default one when None). Cancelled, it is
+    killed, and its thread is let finish (bounded) before the cancellation goes on."""
+    loop = asyncio.get_running_loop()
+    control = StreamControl()
+    run = functools.partial(
+        run_streaming, argv, cwd=cwd, stdin=_devnull(), consume=parser.feed, control=control, timeout_s=timeout,
+        max_stderr=MAX_STDERR_BYTES, alongside=alongside,
+    )  # fmt: skip
+    running = loop.run_in_executor(executor, run)
     try:
-        return await asyncio.wait_for(task, REAP_TIMEOUT_S)
-    except TimeoutError:
-        return b""
+        return await asyncio.shield(running)
+    except asyncio.CancelledError:
+        control.stop()
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(running, REAP_TIMEOUT_S)
+        raise
+
+
+@functools.cache
+def _devnull() -> int:
+    """rg's stdin: one descriptor for the process's life, opened on the caller's side (a
+    confined thread may not open it)."""
+    return os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
 
 
 def _rg_message(stderr: bytes, args: list[str]) -> str:
@@ -237,25 +265,6 @@ def _rg_message(stderr: bytes, args: list[str]) -> str:
             "literal_text to true to search for the text as written."
         )
     return quote_input(text)
-
-
-async def _pump(stream: asyncio.StreamReader, parser: _Parser) -> bool:
-    """Feed stdout to the parser; True when the parser had enough and stopped early."""
-    while True:
-        chunk = await stream.read(READ_CHUNK)
-        if not chunk:
-            parser.feed(b"\0" if parser.mode == "files" and parser.buffer else b"")
-            return False
-        if not parser.feed(chunk):
-            return True
-
-
-async def _read_limited(stream: asyncio.StreamReader) -> bytes:
-    kept = b""
-    while chunk := await stream.read(READ_CHUNK):
-        if len(kept) < MAX_STDERR_BYTES:
-            kept += chunk[: MAX_STDERR_BYTES - len(kept)]
-    return kept
 
 
 # --- the high-level operations the tools use ------------------------------------------------
@@ -303,13 +312,18 @@ def _parser_mode(query: SearchQuery) -> str:
 
 
 async def list_files(query: FileQuery, *, rg: str | None, limit: int, cancel: CancelToken) -> SearchResult:
+    """The files, and with ``query.with_directories`` the directories shown within its depth
+    (found by a walk made on rg's thread while rg runs, confined as rg is)."""
+    walk = functools.partial(shown_directories, query, cancel) if query.with_directories else None
     if rg is None:
         from . import fallback
 
-        return fallback.list_files(query, limit=limit, cancel=cancel)
+        result = fallback.list_files(query, limit=limit, cancel=cancel)
+        result.directories = walk() if walk is not None else []
+        return result
     return await run_rg(
         rg, _file_args(query), cwd=query.root, mode="files", limit=limit, cancel=cancel,
-        with_mtimes=query.with_mtimes, confine=_confinement(rg, query.readable, query.root),
+        with_mtimes=query.with_mtimes, confine=_confinement(rg, query.readable, query.root), alongside=walk,
     )  # fmt: skip
 
 

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 from agent_toolsmith.cancel import CancelToken
 from agent_toolsmith.config import Config
-from agent_toolsmith.proc import ReadConfinement, elf, landlock, spawn
-from agent_toolsmith.ripgrep import FileQuery, SearchQuery, find_rg, list_files, search
+from agent_toolsmith.errors import ToolCancelled, ToolError
+from agent_toolsmith.proc import ReadConfinement, elf, landlock
+from agent_toolsmith.ripgrep import FileQuery, SearchQuery, SearchResult, find_rg, list_files, search
+from agent_toolsmith.ripgrep.runner import run_rg
 from agent_toolsmith.session import Session
 
 #: Every wait on a started process.
@@ -32,29 +34,28 @@ def _tree(tmp_path: Path) -> tuple[Path, Path]:
     return ws, outside
 
 
-async def _run(argv: list[str], cwd: Path, confine: ReadConfinement | None) -> tuple[bool, int | None, bytes]:
-    child = await spawn(argv, cwd=cwd, confine=confine)
-    assert child.stderr is not None
-    out = await asyncio.wait_for(child.stdout.read(), WAIT_S)
-    code = await child.wait(WAIT_S)
-    await child.stop(grace_s=0)
-    return child.confined, code, out
+def _search(argv: list[str], cwd: Path, confine: ReadConfinement | None) -> SearchResult:
+    run = run_rg(RG or "rg", argv, cwd=cwd, mode="search", limit=100, cancel=CancelToken(), confine=confine)
+    return asyncio.run(run)
+
+
+LINES = ["-H", "-n", "--no-heading", "--null", "--field-match-separator=|", "-e", "needle"]
 
 
 @needs_landlock
 def test_confined_rg_reads_inside_and_is_refused_outside(tmp_path: Path) -> None:
     assert RG is not None
     ws, outside = _tree(tmp_path)
-    argv = [RG, "--no-heading", "-n", "needle", str(ws), str(outside / "secret.txt")]
-    confined, code, out = asyncio.run(_run(argv, ws, ReadConfinement((ws.resolve(),))))
-    assert confined
-    assert b"inside needle" in out
-    assert b"outside needle" not in out
-    assert code == 2  # rg's "some paths could not be read"
+    argv = [*LINES, "--", str(ws), str(outside / "secret.txt")]
+    result = _search(argv, ws, ReadConfinement((ws.resolve(),)))
+    assert result.confined
+    assert [m.text for m in result.matches] == ["inside needle"]
+    assert result.partial  # rg's "some paths could not be read"
     # The confinement stayed on its own thread: this one (and an unconfined run) still read outside.
     assert (outside / "secret.txt").read_text() == "outside needle\n"
-    confined, code, out = asyncio.run(_run(argv, ws, None))
-    assert not confined and code == 0 and b"outside needle" in out
+    result = _search(argv, ws, None)
+    assert not result.confined
+    assert sorted(m.text for m in result.matches) == ["inside needle", "outside needle"]
 
 
 @needs_landlock
@@ -62,10 +63,9 @@ def test_a_symlink_out_of_the_roots_is_refused_even_when_rg_follows_it(tmp_path:
     assert RG is not None
     ws, outside = _tree(tmp_path)
     (ws / "link").symlink_to(outside)
-    argv = [RG, "--follow", "--no-heading", "needle", str(ws)]
-    confined, _, out = asyncio.run(_run(argv, ws, ReadConfinement((ws.resolve(),))))
-    assert confined
-    assert b"inside needle" in out and b"outside needle" not in out
+    result = _search(["--follow", *LINES, "--", str(ws)], ws, ReadConfinement((ws.resolve(),)))
+    assert result.confined
+    assert [m.text for m in result.matches] == ["inside needle"]
 
 
 def test_loader_files_of_rg_hold_its_interpreter_and_libc(tmp_path: Path) -> None:
@@ -91,6 +91,7 @@ def test_without_landlock_rg_runs_unconfined(tmp_path: Path, monkeypatch: pytest
 def test_rg_whose_libraries_are_not_allowed_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The loader's files guessed wrong (none allowed): the start is refused, and rg runs as before."""
     monkeypatch.setattr("agent_toolsmith.proc.confined.loader_files", lambda executable: [])
+    monkeypatch.setattr("agent_toolsmith.ripgrep.confine._unconfinable", set())
     ws, _ = _tree(tmp_path)
     query = SearchQuery(ws, "needle", readable=(ws.resolve(),))
     result = asyncio.run(search(query, rg=RG, limit=100, cancel=CancelToken()))
@@ -165,3 +166,55 @@ def test_an_ignore_file_replaced_by_rename_is_read_again(tmp_path: Path) -> None
         assert result.confined
         listed.append([Path(f).name for f in result.files])
     assert listed == [["b.two"], ["a.one"]]
+
+
+def _rg_on(path: Path) -> list[int]:
+    """Live rg processes whose arguments name ``path``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if str(path).encode() in argv and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("confined", [True, False])
+@pytest.mark.parametrize("how", ["token", "task", "timeout"])
+def test_a_stuck_rg_is_stopped_and_reaped(tmp_path: Path, confined: bool, how: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """rg blocked for good (opening a FIFO nobody writes): a cancel, a task cancellation or the
+    timeout ends the call promptly and leaves no rg behind."""
+    assert RG is not None
+    if confined and not landlock.available():
+        pytest.skip("this kernel has no Landlock")
+    fifo = tmp_path / "stuck"
+    os.mkfifo(fifo)
+    confine = ReadConfinement((tmp_path.resolve(),)) if confined else None
+    token = CancelToken()
+
+    async def main() -> None:
+        run = run_rg(RG, [*LINES, "--", str(fifo)], cwd=tmp_path, mode="search", limit=10, cancel=token,
+                     confine=confine, timeout=0.5 if how == "timeout" else 600)  # fmt: skip
+        call = asyncio.ensure_future(run)
+        deadline = asyncio.get_running_loop().time() + WAIT_S
+        while not _rg_on(fifo):
+            assert asyncio.get_running_loop().time() < deadline, "rg never started"
+            await asyncio.sleep(0.01)
+        if how == "token":
+            token.cancel()
+            with pytest.raises(ToolCancelled):
+                await asyncio.wait_for(call, WAIT_S)
+        elif how == "task":
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await asyncio.wait_for(call, WAIT_S)
+        else:
+            with pytest.raises(ToolError) as raised:
+                await asyncio.wait_for(call, WAIT_S)
+            assert raised.value.metadata["error"] == "search_timed_out"
+
+    asyncio.run(main())
+    assert _rg_on(fifo) == []

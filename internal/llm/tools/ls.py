@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from ...fsutil.anchored import names_inside
 from ...fsutil.paths import require_directory
 from ...ripgrep import AUTO_IGNORED, FileQuery, display, find_rg, list_files
-from ...ripgrep.directories import shown_directories
 from .context import PathServices
 from .contract import Tool, ToolResponse
 from .params import param
@@ -61,25 +60,19 @@ class LsTool(Tool):
         rg = find_rg(ctx.config.rg_path)
         # rg enumerates in parallel (unordered); sorting here keeps that speed and a stable listing.
         roots = ctx.read_roots(approved)
-        query = FileQuery(root, globs=globs, max_depth=params.depth, readable=tuple(roots))
-        if params.depth is None:
-            result = await list_files(query, rg=rg, limit=MAX_FILES_COLLECTED, cancel=ctx.cancel)
-            dirs: list[str] = []
-        else:
-            # rg lists the files within the depth; the directories shown there, some holding only
-            # deeper files, are found while it runs.
-            result, dirs = await asyncio.gather(
-                list_files(query, rg=rg, limit=MAX_FILES_COLLECTED, cancel=ctx.cancel),
-                asyncio.to_thread(shown_directories, query, ctx.cancel),
-            )
+        query = FileQuery(
+            root, globs=globs, max_depth=params.depth, readable=tuple(roots), with_directories=params.depth is not None
+        )
+        result = await list_files(query, rg=rg, limit=MAX_FILES_COLLECTED, cancel=ctx.cancel)
         base = str(root).rstrip("/")
-        # What confined rg listed is inside by construction; the directory walk is checked.
-        unchecked = [*([] if result.confined else result.files), *(f"{base}/{rel}" for rel in dirs)]
-        if len(unchecked) <= INLINE_CHECKS:  # a thread hop would cost more than the checks
-            checked = names_inside(unchecked, roots, root, approved)
+        dirs = result.directories
+        found = [*result.files, *(f"{base}/{rel}" for rel in dirs)]
+        if result.confined:
+            pass  # rg and the directory walk ran confined by the kernel: all of it is inside
+        elif len(found) <= INLINE_CHECKS:  # a thread hop would cost more than the checks
+            found = names_inside(found, roots, root, approved)
         else:
-            checked = await asyncio.to_thread(names_inside, unchecked, roots, root, approved)
-        found = [*result.files, *checked] if result.confined else checked
+            found = await asyncio.to_thread(names_inside, found, roots, root, approved)
         directories = {f"{base}/{rel}" for rel in dirs}
         tree = _Dir()
         entries = 0
