@@ -184,7 +184,7 @@ def _rg_on(path: Path) -> list[int]:
 
 @pytest.mark.parametrize("confined", [True, False])
 @pytest.mark.parametrize("how", ["token", "task", "timeout"])
-def test_a_stuck_rg_is_stopped_and_reaped(tmp_path: Path, confined: bool, how: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_stuck_rg_is_stopped_and_reaped(tmp_path: Path, confined: bool, how: str) -> None:
     """rg blocked for good (opening a FIFO nobody writes): a cancel, a task cancellation or the
     timeout ends the call promptly and leaves no rg behind."""
     assert RG is not None
