@@ -10,6 +10,7 @@ it went. The modules, each one job:
   :class:`ProcessSupervisor` of trees;
 - ``landlock``, ``elf``, ``confined``: starting a process that can read only beneath given
   paths, where the kernel enforces it;
+- ``stream``: running a short-lived command on a worker thread, its output parsed as it streams;
 - ``launch``: starting a command in its own tree (:func:`spawn`, :func:`run_and_reap`).
 """
 
