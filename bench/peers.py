@@ -42,6 +42,7 @@ from harness import exit_status, pairs_async, record
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from search import copy_stdlib
+from view_paging import make as make_large_file
 
 ROOT = Path(__file__).resolve().parents[1]
 PEERS = ROOT / ".bench" / "peers"
@@ -53,6 +54,8 @@ RUNS = int(os.environ.get("BENCH_RUNS", "30"))
 PI_TIMEOUT_S = 120
 #: The 10 MB file: numbered lines of prose-like text, 2000 of which are the first page either way.
 BIG_FILE_BYTES = 10 * 1024 * 1024
+#: The probe (untimed, one call a side): the first page of a file too large to read whole.
+HUGE_FILE_BYTES = 1 << 30
 PAGE_LINES = 2000
 READ_FILE = "json/decoder.py"
 READ_MANY = ["json/decoder.py", "json/encoder.py", "json/scanner.py", "json/tool.py", "json/__init__.py"]
@@ -84,6 +87,7 @@ class Workspace:
     root: Path
     stdlib: Path
     big: Path
+    huge: Path
 
     def path(self, relative: str) -> str:
         return str(self.stdlib / relative)
@@ -107,7 +111,9 @@ def make_workspace(root: Path) -> Workspace:
             handle.write(text)
             written += len(text)
             line += 1
-    return Workspace(root, stdlib, big)
+    huge = root / "huge.txt"
+    make_large_file(huge, HUGE_FILE_BYTES)
+    return Workspace(root, stdlib, big, huge)
 
 
 Params = Callable[[], dict[str, Any]]
@@ -166,22 +172,22 @@ def mcp_cases(ws: Workspace, ours: Client, peer: Client) -> list[tuple[str, str,
     decoder, big, tree = ws.path(READ_FILE), str(ws.big), str(ws.stdlib)
     many = [ws.path(p) for p in READ_MANY]
     return [
-        ("MCP view, stdlib json/decoder.py", "fs server read_text_file",
+        ("vs fs server: MCP view, json/decoder.py", "fs server read_text_file",
          mcp_call(ours, "view", fixed({"file_path": decoder})),
          mcp_call(peer, "read_text_file", fixed({"path": decoder}))),
-        ("MCP view first page, 10 MB file", "fs server read_text_file head 2000",
+        ("vs fs server: MCP view first page, 10 MB file", "fs server read_text_file head 2000",
          mcp_call(ours, "view", fixed({"file_path": big, "limit": PAGE_LINES})),
          mcp_call(peer, "read_text_file", fixed({"path": big, "head": PAGE_LINES}))),
-        ("MCP read_many, 5 stdlib files", "fs server read_multiple_files",
+        ("vs fs server: MCP read_many, 5 stdlib files", "fs server read_multiple_files",
          mcp_call(ours, "read_many", fixed({"paths": many})),
          mcp_call(peer, "read_multiple_files", fixed({"paths": many}))),
-        ("MCP ls depth 1, stdlib copy", "fs server list_directory",
+        ("vs fs server: MCP ls depth 1, stdlib copy", "fs server list_directory",
          mcp_call(ours, "ls", fixed({"path": tree, "depth": 1})),
          mcp_call(peer, "list_directory", fixed({"path": tree}))),
-        ("MCP glob **/*.py, stdlib copy", "fs server search_files",
+        ("vs fs server: MCP glob **/*.py, stdlib copy", "fs server search_files",
          mcp_call(ours, "glob", fixed({"pattern": "**/*.py", "path": tree})),
          mcp_call(peer, "search_files", fixed({"pattern": "**/*.py", "path": tree}))),
-        ("MCP edit, argparse.py copy", "fs server edit_file",
+        ("vs fs server: MCP edit, argparse.py copy", "fs server edit_file",
          mcp_call(ours, "edit", our_edit), mcp_call(peer, "edit_file", their_edit)),
     ]  # fmt: skip
 
@@ -201,6 +207,12 @@ async def bench_filesystem_server(ws: Workspace) -> None:
         print(f"\nMCP over stdio, ours vs the reference filesystem server ({RUNS} interleaved pairs)", flush=True)
         for name, reference, our_call, peer_call in mcp_cases(ws, ours, peer):
             await compare(name, reference, our_call, peer_call)
+        huge = str(ws.huge)
+        await probe(
+            "vs fs server: first page of a 1 GiB file (view / read_text_file head 2000)",
+            mcp_call(ours, "view", fixed({"file_path": huge, "limit": PAGE_LINES})),
+            mcp_call(peer, "read_text_file", fixed({"path": huge, "head": PAGE_LINES})),
+        )
 
 
 async def compare(name: str, reference: str, our_call: Call, peer_call: Call) -> None:
@@ -222,6 +234,20 @@ async def checked(name: str, our_call: Call, peer_call: Call) -> str | None:
             print(f"  {name}: {side} failed: {first_line[:300]}", flush=True)
             return None
     return f"output lines: ours {texts[0].count(chr(10)) + 1}, peer {texts[1].count(chr(10)) + 1}"
+
+
+async def probe(name: str, our_call: Call, peer_call: Call) -> None:
+    """One untimed call a side, for what it shows: whether each side answers, and how much."""
+    outcomes = []
+    for side, call in (("ours", our_call), ("peer", peer_call)):
+        start = time.perf_counter()
+        try:
+            lines = (await call()).count("\n") + 1
+            outcome = f"{lines} lines"
+        except Exception as error:  # the finding is the failure
+            outcome = "failed: " + (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+        outcomes.append(f"{side} {outcome} ({(time.perf_counter() - start) * 1000:.0f} ms)")
+    print(f"  probe, {name}: {'; '.join(outcomes)}", flush=True)
 
 
 # -- pi's coding-agent tools ---------------------------------------------------------------------
@@ -294,20 +320,20 @@ def pi_cases(ws: Workspace, session: Session, pi: PiTools) -> list[tuple[str, st
     our_edit, their_edit = edits(ws, "pi")
     decoder, big, tree = ws.path(READ_FILE), str(ws.big), str(ws.stdlib)
     return [
-        ("view, stdlib json/decoder.py", "pi read",
+        ("vs pi: view, json/decoder.py", "pi read",
          ours_call(session, "view", fixed({"file_path": decoder})), pi_call(pi, "read", fixed({"path": decoder}))),
-        ("view first page, 10 MB file", "pi read limit 2000",
+        ("vs pi: view first page, 10 MB file", "pi read limit 2000",
          ours_call(session, "view", fixed({"file_path": big, "limit": PAGE_LINES})),
          pi_call(pi, "read", fixed({"path": big, "limit": PAGE_LINES}))),
-        ("ls depth 1, stdlib copy", "pi ls",
+        ("vs pi: ls depth 1, stdlib copy", "pi ls",
          ours_call(session, "ls", fixed({"path": tree, "depth": 1})), pi_call(pi, "ls", fixed({"path": tree}))),
-        ("glob **/*.py, stdlib copy", "pi find",
+        ("vs pi: glob **/*.py, stdlib copy", "pi find",
          ours_call(session, "glob", fixed({"pattern": "**/*.py", "path": tree})),
          pi_call(pi, "find", fixed({"pattern": "**/*.py", "path": tree}))),
-        ("grep def __repr__, stdlib copy", "pi grep",
+        ("vs pi: grep def __repr__, stdlib copy", "pi grep",
          ours_call(session, "grep", fixed({"pattern": "def __repr__", "path": tree})),
          pi_call(pi, "grep", fixed({"pattern": "def __repr__", "path": tree}))),
-        ("edit, argparse.py copy", "pi edit",
+        ("vs pi: edit, argparse.py copy", "pi edit",
          ours_call(session, "edit", our_edit), pi_call(pi, "edit", their_edit)),
     ]  # fmt: skip
 
@@ -322,15 +348,24 @@ async def bench_pi(ws: Workspace) -> None:
         print(f"\nin-process, Session.run vs pi's tools in node ({RUNS} interleaved pairs)", flush=True)
         for name, reference, our_call, peer_call in pi_cases(ws, session, pi):
             await compare_timed(name, reference, our_call, peer_call)
+        huge = str(ws.huge)
+        await probe(
+            "vs pi: first page of a 1 GiB file (view / read limit 2000)",
+            text_of(ours_call(session, "view", fixed({"file_path": huge, "limit": PAGE_LINES}))),
+            text_of(pi_call(pi, "read", fixed({"path": huge, "limit": PAGE_LINES}))),
+        )
+
+
+def text_of(call: TimedCall) -> Call:
+    async def text() -> str:
+        return (await call())[1]
+
+    return text
 
 
 async def compare_timed(name: str, reference: str, our_call: TimedCall, peer_call: TimedCall) -> None:
     """Like :func:`compare`, for calls that time themselves (pi's time is taken inside node)."""
-
-    async def text(call: TimedCall) -> str:
-        return (await call())[1]
-
-    outputs = await checked(name, lambda: text(our_call), lambda: text(peer_call))
+    outputs = await checked(name, text_of(our_call), text_of(peer_call))
     if outputs is None:
         return
     ours, theirs = [], []
