@@ -14,10 +14,11 @@ Peers, installed by `make bench-peers-deps` into .bench/peers/ (pinned, from npm
   time node measures around the tool's `execute` (the pipe to node is charged to no one).
 
 The files: a copy of the interpreter's standard library (bench/search.py's), a 10 MB text file,
-and a copy of argparse.py per side for the edits (each edit swaps a name and the next swaps it
-back). Every row is informational (no goal: issue #28 asks for the rows, not a bar). Before
-timing, each case runs once on both sides; a side that fails prints what failed and the row is
-left out. Without node or the installed peers, the script says so in one line and exits 0.
+and a copy of argparse.py per side for the edits (each edit swaps the base classes on one line,
+and the next swaps them back); a 1 GiB file is only probed, one untimed call a side with its
+outcome printed. Every row is informational (no goal: issue #28 asks for the rows, not a bar).
+Before timing, each case runs once on both sides; a side that fails prints what failed and the
+row is left out. Without node or the installed peers, the script says so in one line and exits 0.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ FS_SERVER = PEERS / "node_modules" / "@modelcontextprotocol" / "server-filesyste
 PI_PACKAGE = PEERS / "node_modules" / "@mariozechner" / "pi-coding-agent"
 PI_DRIVER = Path(__file__).resolve().parent / "pi_tools.mjs"
 RUNS = int(os.environ.get("BENCH_RUNS", "30"))
+#: Untimed pairs before the timed ones of an in-process row (after the one that checks outputs).
+WARMUP = 2
 #: Hang guard for one answer from pi's driver (a tool call or its start).
 PI_TIMEOUT_S = 120
 #: The 10 MB file: numbered lines of prose-like text, 2000 of which are the first page either way.
@@ -151,6 +154,81 @@ def edits(ws: Workspace, stage: str) -> tuple[Params, Params]:
     return our_edit, their_edit
 
 
+@dataclass(frozen=True)
+class Side:
+    """One side of a job: a tool, its parameters (made at each call), how a row names it."""
+
+    tool: str
+    params: Params
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job, ours and each peer's way (None where that peer has no tool for it)."""
+
+    label: str
+    ours: Side
+    fs_server: Side | None
+    pi: Side | None
+
+
+def jobs(ws: Workspace, stage: str) -> list[Job]:
+    """Every job of the rows; ``stage`` names the edit copies (one pair of copies per peer)."""
+    our_edit, their_edit = edits(ws, stage)
+    decoder, big, tree = ws.path(READ_FILE), str(ws.big), str(ws.stdlib)
+    many = [ws.path(p) for p in READ_MANY]
+    return [
+        Job("view, json/decoder.py", Side("view", fixed({"file_path": decoder})),
+            Side("read_text_file", fixed({"path": decoder})), Side("read", fixed({"path": decoder}))),
+        Job("view first page, 10 MB file", Side("view", fixed({"file_path": big, "limit": PAGE_LINES})),
+            Side("read_text_file", fixed({"path": big, "head": PAGE_LINES}), f"read_text_file head {PAGE_LINES}"),
+            Side("read", fixed({"path": big, "limit": PAGE_LINES}), f"read limit {PAGE_LINES}")),
+        Job("read_many, 5 stdlib files", Side("read_many", fixed({"paths": many})),
+            Side("read_multiple_files", fixed({"paths": many})), None),
+        Job("ls depth 1, stdlib copy", Side("ls", fixed({"path": tree, "depth": 1})),
+            Side("list_directory", fixed({"path": tree})), Side("ls", fixed({"path": tree}))),
+        Job("glob **/*.py, stdlib copy", Side("glob", fixed({"pattern": "**/*.py", "path": tree})),
+            Side("search_files", fixed({"pattern": "**/*.py", "path": tree})),
+            Side("find", fixed({"pattern": "**/*.py", "path": tree}))),
+        Job("grep def __repr__, stdlib copy", Side("grep", fixed({"pattern": "def __repr__", "path": tree})),
+            None, Side("grep", fixed({"pattern": "def __repr__", "path": tree}))),
+        Job("edit, argparse.py copy", Side("edit", our_edit), Side("edit_file", their_edit), Side("edit", their_edit)),
+    ]  # fmt: skip
+
+
+def huge_first_page(ws: Workspace) -> Job:
+    """The probe's job: the first page of the 1 GiB file."""
+    huge = str(ws.huge)
+    return Job(
+        "first page of a 1 GiB file",
+        Side("view", fixed({"file_path": huge, "limit": PAGE_LINES})),
+        Side("read_text_file", fixed({"path": huge, "head": PAGE_LINES})),
+        Side("read", fixed({"path": huge, "limit": PAGE_LINES})),
+    )
+
+
+async def run_jobs(
+    ws: Workspace,
+    stage: str,
+    peer: str,
+    title: str,
+    side_of: Callable[[Job], Side | None],
+    row: Callable[[str, str, Side, Side], Awaitable[None]],
+    calls: Callable[[Side, Side], tuple[Call, Call]],
+) -> None:
+    """A row for every job ``peer`` has a tool for (``side_of`` picks it), then the probe; the rows'
+    names start with ``title``."""
+    for job in jobs(ws, stage):
+        theirs = side_of(job)
+        if theirs is not None:
+            await row(f"{title}: {job.label}", f"{peer} {theirs.label or theirs.tool}", job.ours, theirs)
+    big = huge_first_page(ws)
+    theirs = side_of(big)
+    assert theirs is not None
+    await probe(f"{title}: {big.label}", *calls(big.ours, theirs))
+
+
 # -- the MCP reference filesystem server --------------------------------------------------------
 
 
@@ -159,37 +237,11 @@ def mcp_text(result: Any) -> str:
     return "".join(getattr(part, "text", "") for part in result.content)
 
 
-def mcp_call(client: Client, tool: str, params: Params) -> Call:
+def mcp_call(client: Client, side: Side) -> Call:
     async def call() -> str:
-        return mcp_text(await client.call_tool(tool, params()))
+        return mcp_text(await client.call_tool(side.tool, side.params()))
 
     return call
-
-
-def mcp_cases(ws: Workspace, ours: Client, peer: Client) -> list[tuple[str, str, Call, Call]]:
-    """(row name, reference name, our call, the peer's call) for every job both servers do."""
-    our_edit, their_edit = edits(ws, "mcp")
-    decoder, big, tree = ws.path(READ_FILE), str(ws.big), str(ws.stdlib)
-    many = [ws.path(p) for p in READ_MANY]
-    return [
-        ("vs fs server: MCP view, json/decoder.py", "fs server read_text_file",
-         mcp_call(ours, "view", fixed({"file_path": decoder})),
-         mcp_call(peer, "read_text_file", fixed({"path": decoder}))),
-        ("vs fs server: MCP view first page, 10 MB file", "fs server read_text_file head 2000",
-         mcp_call(ours, "view", fixed({"file_path": big, "limit": PAGE_LINES})),
-         mcp_call(peer, "read_text_file", fixed({"path": big, "head": PAGE_LINES}))),
-        ("vs fs server: MCP read_many, 5 stdlib files", "fs server read_multiple_files",
-         mcp_call(ours, "read_many", fixed({"paths": many})),
-         mcp_call(peer, "read_multiple_files", fixed({"paths": many}))),
-        ("vs fs server: MCP ls depth 1, stdlib copy", "fs server list_directory",
-         mcp_call(ours, "ls", fixed({"path": tree, "depth": 1})),
-         mcp_call(peer, "list_directory", fixed({"path": tree}))),
-        ("vs fs server: MCP glob **/*.py, stdlib copy", "fs server search_files",
-         mcp_call(ours, "glob", fixed({"pattern": "**/*.py", "path": tree})),
-         mcp_call(peer, "search_files", fixed({"pattern": "**/*.py", "path": tree}))),
-        ("vs fs server: MCP edit, argparse.py copy", "fs server edit_file",
-         mcp_call(ours, "edit", our_edit), mcp_call(peer, "edit_file", their_edit)),
-    ]  # fmt: skip
 
 
 async def bench_filesystem_server(ws: Workspace) -> None:
@@ -205,14 +257,14 @@ async def bench_filesystem_server(ws: Workspace) -> None:
         # Our edit refuses a file not read in this session; the view is what a model does first.
         mcp_text(await ours.call_tool("view", {"file_path": ws.edit_copy("mcp_ours")}))
         print(f"\nMCP over stdio, ours vs the reference filesystem server ({RUNS} interleaved pairs)", flush=True)
-        for name, reference, our_call, peer_call in mcp_cases(ws, ours, peer):
-            await compare(name, reference, our_call, peer_call)
-        huge = str(ws.huge)
-        await probe(
-            "vs fs server: first page of a 1 GiB file (view / read_text_file head 2000)",
-            mcp_call(ours, "view", fixed({"file_path": huge, "limit": PAGE_LINES})),
-            mcp_call(peer, "read_text_file", fixed({"path": huge, "head": PAGE_LINES})),
-        )
+
+        async def row(name: str, reference: str, our_side: Side, peer_side: Side) -> None:
+            await compare(name, reference, mcp_call(ours, our_side), mcp_call(peer, peer_side))
+
+        def calls(our_side: Side, peer_side: Side) -> tuple[Call, Call]:
+            return mcp_call(ours, our_side), mcp_call(peer, peer_side)
+
+        await run_jobs(ws, "mcp", "fs server", "vs fs server, MCP", lambda job: job.fs_server, row, calls)
 
 
 async def compare(name: str, reference: str, our_call: Call, peer_call: Call) -> None:
@@ -300,10 +352,10 @@ async def pi_tools(cwd: Path) -> AsyncIterator[PiTools]:
 TimedCall = Callable[[], Awaitable[tuple[float, str]]]
 
 
-def ours_call(session: Session, tool: str, params: Params) -> TimedCall:
+def ours_call(session: Session, side: Side) -> TimedCall:
     async def call() -> tuple[float, str]:
         start = time.perf_counter()
-        response = await session.run(tool, params())
+        response = await session.run(side.tool, side.params())
         elapsed = time.perf_counter() - start
         if response.is_error:
             raise RuntimeError(response.content[:300])
@@ -312,30 +364,8 @@ def ours_call(session: Session, tool: str, params: Params) -> TimedCall:
     return call
 
 
-def pi_call(pi: PiTools, tool: str, params: Params) -> TimedCall:
-    return lambda: pi.run(tool, params())
-
-
-def pi_cases(ws: Workspace, session: Session, pi: PiTools) -> list[tuple[str, str, TimedCall, TimedCall]]:
-    our_edit, their_edit = edits(ws, "pi")
-    decoder, big, tree = ws.path(READ_FILE), str(ws.big), str(ws.stdlib)
-    return [
-        ("vs pi: view, json/decoder.py", "pi read",
-         ours_call(session, "view", fixed({"file_path": decoder})), pi_call(pi, "read", fixed({"path": decoder}))),
-        ("vs pi: view first page, 10 MB file", "pi read limit 2000",
-         ours_call(session, "view", fixed({"file_path": big, "limit": PAGE_LINES})),
-         pi_call(pi, "read", fixed({"path": big, "limit": PAGE_LINES}))),
-        ("vs pi: ls depth 1, stdlib copy", "pi ls",
-         ours_call(session, "ls", fixed({"path": tree, "depth": 1})), pi_call(pi, "ls", fixed({"path": tree}))),
-        ("vs pi: glob **/*.py, stdlib copy", "pi find",
-         ours_call(session, "glob", fixed({"pattern": "**/*.py", "path": tree})),
-         pi_call(pi, "find", fixed({"pattern": "**/*.py", "path": tree}))),
-        ("vs pi: grep def __repr__, stdlib copy", "pi grep",
-         ours_call(session, "grep", fixed({"pattern": "def __repr__", "path": tree})),
-         pi_call(pi, "grep", fixed({"pattern": "def __repr__", "path": tree}))),
-        ("vs pi: edit, argparse.py copy", "pi edit",
-         ours_call(session, "edit", our_edit), pi_call(pi, "edit", their_edit)),
-    ]  # fmt: skip
+def pi_call(pi: PiTools, side: Side) -> TimedCall:
+    return lambda: pi.run(side.tool, side.params())
 
 
 async def bench_pi(ws: Workspace) -> None:
@@ -346,14 +376,14 @@ async def bench_pi(ws: Workspace) -> None:
     async with Session(ws.root, config=Config(lsp_enabled=False)) as session, pi_tools(ws.root) as pi:
         assert not (await session.run("view", {"file_path": ws.edit_copy("pi_ours")})).is_error
         print(f"\nin-process, Session.run vs pi's tools in node ({RUNS} interleaved pairs)", flush=True)
-        for name, reference, our_call, peer_call in pi_cases(ws, session, pi):
-            await compare_timed(name, reference, our_call, peer_call)
-        huge = str(ws.huge)
-        await probe(
-            "vs pi: first page of a 1 GiB file (view / read limit 2000)",
-            text_of(ours_call(session, "view", fixed({"file_path": huge, "limit": PAGE_LINES}))),
-            text_of(pi_call(pi, "read", fixed({"path": huge, "limit": PAGE_LINES}))),
-        )
+
+        async def row(name: str, reference: str, our_side: Side, peer_side: Side) -> None:
+            await compare_timed(name, reference, ours_call(session, our_side), pi_call(pi, peer_side))
+
+        def calls(our_side: Side, peer_side: Side) -> tuple[Call, Call]:
+            return text_of(ours_call(session, our_side)), text_of(pi_call(pi, peer_side))
+
+        await run_jobs(ws, "pi", "pi", "vs pi", lambda job: job.pi, row, calls)
 
 
 def text_of(call: TimedCall) -> Call:
@@ -368,6 +398,9 @@ async def compare_timed(name: str, reference: str, our_call: TimedCall, peer_cal
     outputs = await checked(name, text_of(our_call), text_of(peer_call))
     if outputs is None:
         return
+    for _ in range(WARMUP):  # as pairs_async warms up; node's JIT more so
+        await our_call()
+        await peer_call()
     ours, theirs = [], []
     for _ in range(RUNS):
         ours.append((await our_call())[0])
