@@ -72,9 +72,8 @@ bench: $(STAMP) bench-peers-deps
 	$(PY) bench/run_all.py $(BENCH)
 
 # Peer tool suites for bench/peers.py only (never `make test`): the MCP reference filesystem server
-# and pi's coding-agent tools, pinned, from npm into .bench/peers/; fd (pi's find runs it) from
-# Debian when missing and we can (root with apt-get). Nothing here fails the bench: without npm or
-# the registry, bench/peers.py says the peers are missing and prints no rows.
+# and pi's coding-agent tools, pinned, from npm into .bench/peers/. Nothing here fails the bench:
+# without npm or the registry, bench/peers.py says the peers are missing and prints no rows.
 PEERS_DIR := .bench/peers
 PEER_PACKAGES := @modelcontextprotocol/server-filesystem@2026.8.31 @mariozechner/pi-coding-agent@0.73.1
 $(PEERS_DIR)/.installed:
@@ -84,12 +83,6 @@ $(PEERS_DIR)/.installed:
 	else echo "note: npm not found; bench/peers.py will skip the peer tool suites"; fi
 
 bench-peers-deps: $(PEERS_DIR)/.installed
-	@command -v fd >/dev/null 2>&1 || command -v fdfind >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing fd-find (apt-get) for pi's find tool"; \
-	    apt-get install -y -q fd-find >/dev/null 2>&1 || \
-	      { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q fd-find >/dev/null; } || true; \
-	  else echo "note: install fd-find for pi's find tool; bench/peers.py skips its find row without it"; fi; }
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .typecheck $(LSP_DIR) .bench
