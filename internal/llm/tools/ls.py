@@ -76,14 +76,20 @@ class LsTool(Tool):
         directories = {f"{base}/{rel}" for rel in dirs}
         tree = _Dir()
         entries = 0
+        nodes: dict[str, _Dir] = {}  # by parent path: rg lists a directory's files together
         for path in found:  # any order: the tree is sorted as it is rendered
-            parts = path[len(base) + 1 :].split("/")
+            relative = path[len(base) + 1 :]
             if path in directories:
-                entries += _insert_dirs(tree, parts)[1]
+                entries += _insert_dirs(tree, relative.split("/"))[1]
                 continue
-            node, added = _insert_dirs(tree, parts[:-1])
-            node.files.append(parts[-1])
-            entries += added + 1
+            parent, _, name = relative.rpartition("/")
+            node = nodes.get(parent)
+            if node is None:
+                node, added = _insert_dirs(tree, parent.split("/") if parent else [])
+                nodes[parent] = node
+                entries += added
+            node.files.append(name)
+            entries += 1
         lines = [f"- {display(str(root))}/"]
         _render(tree, 1, lines, MAX_ENTRIES + 1)
         truncated = result.stopped_early or entries > MAX_ENTRIES
