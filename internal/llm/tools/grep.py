@@ -223,9 +223,12 @@ def _render_content(result: SearchResult, query: SearchQuery, page: _Page) -> tu
     A line that matches but falls outside this page's matches is shown as context here (it is a
     match on its own page), so pages never show the same match twice.
     """
-    matches = [m for m in result.matches if not m.context]
-    order = {path: i for i, path in enumerate(newest_first(list({m.path: None for m in matches}), result.mtimes))}
-    ordered = sorted(matches, key=lambda m: (order[m.path], m.line))
+    by_file: dict[str, list[Match]] = {}
+    for match in result.matches:  # rg prints a file's lines together, in order
+        if not match.context:
+            by_file.setdefault(match.path, []).append(match)
+    files = newest_first(list(by_file), result.mtimes)
+    ordered = [m for path in files for m in sorted(by_file[path], key=_line_number)]
     total = len(ordered)
     plus = "+" if result.stopped_early else ""
     out = [f"Found {total}{plus} {'match' if total == 1 else 'matches'}"]
@@ -243,6 +246,10 @@ def _render_content(result: SearchResult, query: SearchQuery, page: _Page) -> tu
         if not _render_file_lines(out, list(group), lines_of[path], query, page):
             break
     return "\n".join(out), total
+
+
+def _line_number(match: Match) -> int:
+    return match.line
 
 
 def _render_file_lines(
