@@ -13,6 +13,7 @@ import functools
 import os
 import platform
 import stat
+import sys
 import threading
 from collections.abc import Callable, Generator
 from enum import Enum
@@ -23,12 +24,18 @@ SMALL_BUFFER = 2048
 _GETDENTS64 = {"x86_64": 217, "amd64": 217, "aarch64": 61, "arm64": 61}
 _DT_DIR, _DT_REG, _DT_LNK, _DT_UNKNOWN = 4, 8, 10, 0
 _HEADER = 19  # d_ino (8), d_off (8), d_reclen (2), d_type (1), then the NUL-terminated name
+_OPEN_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
 
 
 class Kind(Enum):
     DIRECTORY = "directory"
     FILE = "file"
     OTHER = "other"  # symlinks (never followed), devices, sockets...
+
+
+#: d_type → kind, for every type but DT_UNKNOWN (which needs an lstat).
+_KINDS = {_DT_DIR: Kind.DIRECTORY, _DT_REG: Kind.FILE, **{t: Kind.OTHER for t in (1, 2, 6, 10, 12, 14)}}
 
 
 def entries(directory: str, *, follow: bool = False) -> Generator[tuple[str, Kind]]:
@@ -40,29 +47,28 @@ def entries(directory: str, *, follow: bool = False) -> Generator[tuple[str, Kin
             yield from _scandir(directory)
         return
     try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW))
+        fd = os.open(directory, _OPEN_FLAGS if follow else _OPEN_FLAGS | os.O_NOFOLLOW)
     except OSError:
         return
     try:
-        while batch := call(fd):
-            yield from _parse(directory, batch)
+        while data := call(fd):
+            # One record: d_ino (8), d_off (8), d_reclen (2), d_type (1), the name, NUL.
+            position, size = 0, len(data)
+            while position < size:
+                length = data[position + 16] | data[position + 17] << 8
+                if length < _HEADER:  # never from the kernel; a guard against looping on a bad record
+                    return
+                end = data.index(b"\0", position + _HEADER)
+                raw = data[position + _HEADER : end]
+                d_type = data[position + 18]
+                position += length
+                if raw == b"." or raw == b"..":
+                    continue
+                name = raw.decode(_FS_ENCODING, _FS_ERRORS)
+                kind = _KINDS.get(d_type)
+                yield name, kind if kind is not None else _kind(d_type, directory, name)
     finally:
         os.close(fd)
-
-
-def _parse(directory: str, data: bytes) -> Generator[tuple[str, Kind]]:
-    position = 0
-    while position < len(data):
-        length = int.from_bytes(data[position + 16 : position + 18], "little")
-        if length < _HEADER:  # never from the kernel; a guard against looping on a bad record
-            return
-        kind = data[position + 18]
-        raw = data[position + _HEADER : position + length].split(b"\0", 1)[0]
-        position += length
-        if raw in (b".", b".."):
-            continue
-        name = os.fsdecode(raw)
-        yield name, _kind(kind, directory, name)
 
 
 def _kind(d_type: int, directory: str, name: str) -> Kind:
