@@ -102,10 +102,13 @@ class _Parser:
         """Consume ``chunk``; return False once ``limit`` records were collected."""
         self.buffer += chunk
         if self.mode == "files":
-            *records, self.buffer = self.buffer.split(b"\0")
+            # Whole records only (up to the last NUL), decoded at once: a NUL never falls inside
+            # a UTF-8 sequence, so this is each path decoded on its own.
+            complete, separator, self.buffer = self.buffer.rpartition(b"\0")
+            records = fs_path(complete).split("\0") if separator else []
             files = self.result.files
             room = self.limit - len(files)
-            new = list(map(fs_path, records[:room]))
+            new = records[:room]
             files.extend(new)
             self.records = len(files)
             if self.with_mtimes:  # stat now, while rg keeps enumerating on another core
