@@ -402,4 +402,6 @@ def newest_first(paths: list[str], known: StatCache | None = None) -> list[str]:
     for path in paths:
         if path not in mtimes:
             mtimes[path] = _mtime(path)
-    return sorted(paths, key=lambda p: (-mtimes[p], p))
+    ordered = sorted(paths)
+    ordered.sort(key=mtimes.__getitem__, reverse=True)  # stable: equal times stay in path order
+    return ordered
