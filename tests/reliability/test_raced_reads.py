@@ -33,8 +33,8 @@ SECRET = "TOP-SECRET-CONTENT"
 @pytest.mark.slow
 @pytest.mark.parametrize(("tool", "variant"), [
         ("view", "file"), ("view", "dir"), ("view", "notebook"), ("grep", "file"), ("grep", "dir"),
-        ("ls", "dir"), ("glob", "dir"), ("grep", "dir, rg unconfined"), ("ls", "dir, rg unconfined"),
-        ("glob", "dir, rg unconfined"),
+        ("ls", "dir"), ("ls depth", "dir"), ("glob", "dir"), ("grep", "dir, rg unconfined"),
+        ("ls", "dir, rg unconfined"), ("ls depth", "dir, rg unconfined"), ("glob", "dir, rg unconfined"),
     ],)
 def test_raced_reads_never_leak_outside_content(
     tmp_path: Path, tool: str, variant: str, monkeypatch: pytest.MonkeyPatch
@@ -50,6 +50,8 @@ def test_raced_reads_never_leak_outside_content(
     outside.mkdir()
     (outside / "f.txt").write_text(f"{SECRET} needle\n")
     (outside / f"{SECRET}.txt").write_text("a secret name\n")  # what ls and glob must not list
+    (outside / f"{SECRET}-dir").mkdir()  # what ls with depth (its directory walk) must not show
+    (outside / f"{SECRET}-dir" / "x.txt").write_text("x\n")
     (ws / "d" / "f.txt").write_text("inside needle\n")
     if variant == "file":
         (ws / "evil").symlink_to(outside / "f.txt")
@@ -85,6 +87,7 @@ def _params(tool: str, read: str) -> dict[str, str]:
         "view": {"file_path": read},
         "grep": {"pattern": "needle", "path": directory},
         "ls": {"path": directory},
+        "ls depth": {"path": directory, "depth": 1},
         "glob": {"pattern": "*", "path": directory},
     }[tool]
 
@@ -96,7 +99,7 @@ async def _read_many(ws: Path, tool: str, read: str) -> tuple[int, int, int]:
     session = Session(ws, asker=deny, config=Config(lsp_enabled=False))
     leaks = inside = denied = 0
     for _ in range(RACED_READS):
-        response = await session.run(tool, _params(tool, read))
+        response = await session.run(tool.split()[0], _params(tool, read))
         leaks += SECRET in response.content
         inside += ("inside" in response.content or "f.txt" in response.content) and not response.is_error
         denied += response.is_error
