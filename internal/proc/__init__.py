@@ -14,7 +14,6 @@ it went. The modules, each one job:
 - ``launch``: starting a command in its own tree (:func:`spawn`, :func:`run_and_reap`).
 """
 
-from .confined import ReadConfinement, confinement_possible
 from .launch import Child, check_argument, run_and_reap, spawn
 from .procfs import ProcStat, process_table
 from .subreaper import become_subreaper
@@ -29,10 +28,8 @@ __all__ = [
     "ProcStat",
     "ProcessSupervisor",
     "ProcessTree",
-    "ReadConfinement",
     "become_subreaper",
     "check_argument",
-    "confinement_possible",
     "process_table",
     "run_and_reap",
     "spawn",

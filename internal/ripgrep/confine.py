@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..proc import ReadConfinement, confinement_possible
+from ..proc.confined import ReadConfinement, confinement_possible
 
 #: Files rg reads in a directory above the one searched (``.git`` when it is a worktree's
 #: pointer file; a ``.git`` directory is never opened up to rg as a whole).

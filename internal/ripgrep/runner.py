@@ -28,8 +28,8 @@ from pathlib import Path
 from ..cancel import CancelToken, race_cancel
 from ..errors import ToolError
 from ..fsutil.paths import quote_input
-from ..proc import REAP_TIMEOUT_S, ReadConfinement, check_argument
-from ..proc.confined import confined_executor
+from ..proc import REAP_TIMEOUT_S, check_argument
+from ..proc.confined import ReadConfinement, confined_executor
 from ..proc.stream import StreamControl, Streamed, run_streaming
 from .confine import confinement_for, unconfinable
 from .directories import shown_directories

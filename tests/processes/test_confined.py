@@ -13,7 +13,8 @@ import pytest
 from agent_toolsmith.cancel import CancelToken
 from agent_toolsmith.config import Config
 from agent_toolsmith.errors import ToolCancelled, ToolError
-from agent_toolsmith.proc import ReadConfinement, elf, landlock
+from agent_toolsmith.proc import elf, landlock
+from agent_toolsmith.proc.confined import ReadConfinement
 from agent_toolsmith.ripgrep import FileQuery, SearchQuery, SearchResult, find_rg, list_files, search
 from agent_toolsmith.ripgrep.runner import run_rg
 from agent_toolsmith.session import Session
