@@ -177,3 +177,17 @@ def test_tracker_decides_by_content_after_dropping_a_kept_snapshot(tmp_path: Pat
     assert restored.base_for_change(first, b"as read", st_) is None
     with pytest.raises(ToolError, match="modified since"):
         restored.base_for_change(first, b"as REad", st_)
+
+
+def test_permission_known_without_asking_only_for_allow_all_or_a_session_grant() -> None:
+    async def grant(request: PermissionRequest) -> Decision:
+        return Decision.ALLOW_SESSION
+
+    request = PermissionRequest("edit", "write", "/w/f")
+    assert PermissionService().allows_without_asking(request)  # allow_all: nobody to ask
+    service = PermissionService(grant)
+    assert not service.allows_without_asking(request)
+    asyncio.run(service.require(request))
+    assert service.allows_without_asking(request)
+    assert not service.allows_without_asking(PermissionRequest("edit", "write", "/w/g"))
+    assert not service.allows_without_asking(PermissionRequest("write", "write", "/w/f"))
