@@ -9,6 +9,8 @@ the windows around its occurrences: the cost follows the candidates, not the fil
 
 from __future__ import annotations
 
+import operator
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -212,5 +214,26 @@ def indent_unit(lines: list[str]) -> str:
     return " " * best
 
 
+#: Non-blank lines (after a newline): the indentation of those not led by a tab, and the
+#: lines led by one (for :func:`file_indent_unit`).
+_SPACE_LED = re.compile(r"\n((?: [ \t]*)?)(?!\t)(?=[^\n]*\S)")
+_TAB_LED = re.compile(r"\n\t(?=[^\n]*\S)")
+
+
 def file_indent_unit(text: str) -> str:
-    return indent_unit(text.split("\n", UNIT_SAMPLE_LINES)[:UNIT_SAMPLE_LINES])
+    """:func:`indent_unit` of the file's first UNIT_SAMPLE_LINES lines, the same answer found
+    without a Python loop over the lines (that loop was most of a fuzzy edit's cost in a
+    10k-line file): regex scans find the indentations, and the steps are counted in C."""
+    if text.count("\n") >= UNIT_SAMPLE_LINES:
+        text = "\n".join(text.split("\n", UNIT_SAMPLE_LINES)[:UNIT_SAMPLE_LINES])
+    text = "\n" + text  # every line starts after a newline
+    widths = list(map(len, _SPACE_LED.findall(text)))  # a tab-led line leaves the previous width
+    tabs, spaces = len(_TAB_LED.findall(text)), len(widths) - widths.count(0)
+    if tabs > spaces:
+        return "\t"
+    # Each width less the one before it (0 before the first), counted: the positive ones are the steps.
+    rises: Counter[int] = Counter(map(operator.sub, widths, [0, *widths]))
+    steps = {rise: times for rise, times in rises.items() if rise > 0}
+    if not steps:
+        return "    "
+    return " " * max(steps.items(), key=lambda kv: (kv[1], -kv[0]))[0]
