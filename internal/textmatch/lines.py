@@ -216,8 +216,8 @@ def indent_unit(lines: list[str]) -> str:
 
 #: Non-blank lines (after a newline): the indentation of those not led by a tab, and the
 #: lines led by one (for :func:`file_indent_unit`).
-_SPACE_LED = re.compile(r"\n((?: [ \t]*)?)(?!\t)(?=[^\n]*\S)")
-_TAB_LED = re.compile(r"\n\t(?=[^\n]*\S)")
+_SPACE_LED = re.compile(r"\n((?: [ \t]*)?)(?!\t)(?=\S|[^\n]*\S)")
+_TAB_LED = re.compile(r"\n\t(?=[ \t]*\S|[^\n]*\S)")
 
 
 def file_indent_unit(text: str) -> str:
