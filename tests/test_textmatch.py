@@ -324,3 +324,23 @@ def test_the_file_indent_unit_samples_the_first_lines(monkeypatch: pytest.Monkey
     text = "a\n  b\n    c\n\td\n\te\n\tf\n\tg\n"
     assert module.file_indent_unit(text) == "  "  # the tab-led lines are past the sample
     assert module.file_indent_unit("a\n\tb\n\tc") == "\t"
+
+
+_ANCHOR_WORDS = ["a", "ab", "aa", "abc", "x", "xx", "return", "y", "+", "1000"]
+
+
+@given(
+    st.lists(st.sampled_from(_ANCHOR_WORDS), max_size=300).map(" ".join),
+    st.lists(st.lists(st.sampled_from(_ANCHOR_WORDS), max_size=6).map(" ".join), min_size=1, max_size=4),
+)
+def test_the_anchor_is_the_rarest_longest_token(text: str, old_lines: list[str]) -> None:
+    # Counting stops early once a token cannot beat the best so far; the choice must stay the
+    # rule's: the fewest occurrences, then the longest, then the first.
+    from agent_toolsmith.textmatch.lines import MAX_ANCHOR_TOKENS, Text, _anchor
+
+    tokens = sorted(
+        ((len(token), i, token) for i, line in enumerate(old_lines) if line for token in line.split()), reverse=True
+    )[:MAX_ANCHOR_TOKENS]
+    expected = min(tokens, key=lambda t: (text.count(t[2]), -t[0])) if tokens else None
+    found = _anchor(Text(text), old_lines, lambda line: line)
+    assert found == (None if expected is None else (expected[1], expected[2]))

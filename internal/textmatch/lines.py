@@ -124,8 +124,37 @@ def _anchor(f: Text, old_lines: list[str], key: LineKey) -> tuple[int, str] | No
     )[:MAX_ANCHOR_TOKENS]
     if not tokens:
         return None
-    best = min(tokens, key=lambda t: (f.text.count(t[2]), -t[0]))
+    # The rarest, the longest among equally rare (the first of full ties). The tokens come
+    # longest first, so a later one wins only by being strictly rarer: it is counted only up to
+    # the best count so far (a rare first token makes the others cost a find or two each).
+    best = tokens[0]
+    best_count = f.text.count(best[2])
+    for token in tokens[1:]:
+        if best_count == 0:
+            break
+        count = _count_below(f.text, token[2], best_count)
+        if count is not None:
+            best, best_count = token, count
     return best[1], best[2]
+
+
+#: Above this many occurrences, a capped count is one str.count rather than a loop of finds.
+_FIND_LOOP_MAX = 32
+
+
+def _count_below(text: str, token: str, cap: int) -> int | None:
+    """How many times ``token`` occurs in ``text`` (non-overlapping, as str.count counts), when
+    fewer than ``cap``; None when it occurs ``cap`` times or more."""
+    if cap > _FIND_LOOP_MAX:
+        count = text.count(token)
+        return count if count < cap else None
+    count, at = 0, text.find(token)
+    while at >= 0:
+        count += 1
+        if count >= cap:
+            return None
+        at = text.find(token, at + len(token))
+    return count
 
 
 def _anchor_lines(f: Text, token: str) -> Iterator[int]:
