@@ -15,7 +15,7 @@ import hashlib
 import os
 import time
 from collections import OrderedDict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,8 @@ class ReadRecord:
     size: int
     ctime_ns: int = 0
     inode: int = 0
-    #: Digest of the bytes read, when the read saw the whole file.
+    #: Digest of the bytes read, when the read saw the whole file (None while the tracker keeps
+    #: those bytes themselves: it is made when they are dropped, or the records are saved).
     digest: str | None = None
 
     def same_stat(self, st: os.stat_result) -> bool:
@@ -62,6 +63,10 @@ class FileTracker:
         self._records: dict[str, ReadRecord] = {}
         #: The bytes as last read, for files read whole (in memory only; not in to_json).
         self._snapshots: OrderedDict[str, bytes] = OrderedDict()
+        #: Records whose digest is not computed yet: their snapshot is kept, and while it is, the
+        #: bytes themselves decide (no digest needed). The digest is made when the snapshot is
+        #: dropped or the records are saved — an edit does not hash the file it just wrote.
+        self._undigested: set[str] = set()
 
     @staticmethod
     def _key(path: Path) -> str:
@@ -76,18 +81,29 @@ class FileTracker:
         ``data`` is the whole content when the caller has it; ``st`` the stat taken with it.
         """
         st = st or os.stat(path)
-        digest = content_digest(data) if data is not None else None
         key = self._key(path)
+        kept = data if data is not None and len(data) <= MAX_SNAPSHOT_BYTES else None
+        digest = content_digest(data) if data is not None and kept is None else None
         self._records[key] = ReadRecord(time.time_ns(), st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino, digest)
         self._snapshots.pop(key, None)
-        if data is not None and len(data) <= MAX_SNAPSHOT_BYTES:
-            self._snapshots[key] = data
+        self._undigested.discard(key)
+        if kept is not None:
+            self._snapshots[key] = kept
+            self._undigested.add(key)
             while len(self._snapshots) > MAX_SNAPSHOTS:
-                self._snapshots.popitem(last=False)
+                self._digest(*self._snapshots.popitem(last=False))
+
+    def _digest(self, key: str, data: bytes) -> None:
+        """Give ``key``'s record the digest of ``data`` (its snapshot, about to be dropped)."""
+        if key in self._undigested:
+            self._undigested.discard(key)
+            self._records[key] = replace(self._records[key], digest=content_digest(data))
 
     def forget(self, path: Path) -> None:
-        self._records.pop(self._key(path), None)
-        self._snapshots.pop(self._key(path), None)
+        key = self._key(path)
+        self._records.pop(key, None)
+        self._snapshots.pop(key, None)
+        self._undigested.discard(key)
 
     def last_read(self, path: Path) -> ReadRecord | None:
         return self._records.get(self._key(path))
@@ -109,10 +125,11 @@ class FileTracker:
         since and they are kept (the base an edit planned on, for re-anchoring). Raises
         :class:`NotRead` for a file not read and :class:`ChangedSinceRead` for a changed one
         whose read content is not kept."""
-        record = self.last_read(path)
+        key = self._key(path)
+        record = self._records.get(key)
         if record is None:
             raise NotRead(str(path))
-        snapshot = self._snapshots.get(self._key(path)) if current is not None else None
+        snapshot = self._snapshots.get(key) if current is not None else None
         if snapshot is not None:
             unchanged = snapshot == current  # the bytes as read are at hand: no digest needed
         elif record.digest is not None and current is not None:
@@ -134,6 +151,8 @@ class FileTracker:
         return ChangedSinceRead(str(path), f"mod time {_iso(st.st_mtime_ns)}, last read {_iso(record.read_ns)}")
 
     def to_json(self) -> dict[str, Any]:
+        for key in list(self._undigested):
+            self._digest(key, self._snapshots[key])
         return {path: asdict(record) for path, record in self._records.items()}
 
     @classmethod

@@ -152,3 +152,42 @@ def test_descriptions_point_to_the_right_tool_and_word_parameters_alike() -> Non
         path = info.parameters["properties"].get("path")
         if path is not None:
             assert path["description"].endswith("(default: the workspace root)"), info.name
+
+
+def test_tracker_decides_by_content_after_dropping_a_kept_snapshot(tmp_path: Path) -> None:
+    # Files read whole are compared by their kept bytes; once more files push a snapshot out (or
+    # the records are saved), the digest of those bytes decides instead.
+    from agent_toolsmith.file_tracker import MAX_SNAPSHOTS
+
+    tracker = FileTracker()
+    first = tmp_path / "first"
+    first.write_bytes(b"as read")
+    st_ = first.stat()
+    tracker.record_read(first, b"as read", st_)
+    saved = json.loads(json.dumps(tracker.to_json()))
+    assert all(record["digest"] for record in saved.values())
+    for i in range(MAX_SNAPSHOTS):
+        other = tmp_path / f"other{i}"
+        other.write_bytes(b"x")
+        tracker.record_read(other, b"x", other.stat())
+    assert tracker.base_for_change(first, b"as read", st_) is None
+    with pytest.raises(ToolError, match="modified since"):
+        tracker.base_for_change(first, b"as REad", st_)  # same size and stat: only the content differs
+    restored = FileTracker.from_json(saved)
+    assert restored.base_for_change(first, b"as read", st_) is None
+    with pytest.raises(ToolError, match="modified since"):
+        restored.base_for_change(first, b"as REad", st_)
+
+
+def test_permission_known_without_asking_only_for_allow_all_or_a_session_grant() -> None:
+    async def grant(request: PermissionRequest) -> Decision:
+        return Decision.ALLOW_SESSION
+
+    request = PermissionRequest("edit", "write", "/w/f")
+    assert PermissionService().allows_without_asking(request)  # allow_all: nobody to ask
+    service = PermissionService(grant)
+    assert not service.allows_without_asking(request)
+    asyncio.run(service.require(request))
+    assert service.allows_without_asking(request)
+    assert not service.allows_without_asking(PermissionRequest("edit", "write", "/w/g"))
+    assert not service.allows_without_asking(PermissionRequest("write", "write", "/w/f"))

@@ -302,3 +302,45 @@ def test_mappings_that_disagree_on_new_string_are_refused() -> None:
     # two-column tabs it fits, read as levels of two spaces it cannot be placed — no guess.
     fit = _fit([("", ""), ("\t", "  ")], "\tx", True, "\t", "  ")
     assert fit is not None and fit.body is None
+
+
+_INDENT_PIECES = ["", " ", "  ", "    ", "\t", "\t ", " \t", "x", "a b", ":", "\f", "\u00a0", "\x1c", "\v", "\r"]
+
+
+@given(st.lists(st.lists(st.sampled_from(_INDENT_PIECES), max_size=5).map("".join), max_size=40))
+def test_the_file_indent_unit_is_the_indent_unit_of_its_lines(lines: list[str]) -> None:
+    # The file-wide unit is found by regex scans; it must be exactly the line-by-line rule's
+    # answer (blank lines skipped, tab-led lines counted but leaving the previous width).
+    from agent_toolsmith.textmatch.lines import file_indent_unit, indent_unit
+
+    text = "\n".join(lines)
+    assert file_indent_unit(text) == indent_unit(text.split("\n"))
+
+
+def test_the_file_indent_unit_samples_the_first_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_toolsmith.textmatch import lines as module
+
+    monkeypatch.setattr(module, "UNIT_SAMPLE_LINES", 3)
+    text = "a\n  b\n    c\n\td\n\te\n\tf\n\tg\n"
+    assert module.file_indent_unit(text) == "  "  # the tab-led lines are past the sample
+    assert module.file_indent_unit("a\n\tb\n\tc") == "\t"
+
+
+_ANCHOR_WORDS = ["a", "ab", "aa", "abc", "x", "xx", "return", "y", "+", "1000"]
+
+
+@given(
+    st.lists(st.sampled_from(_ANCHOR_WORDS), max_size=300).map(" ".join),
+    st.lists(st.lists(st.sampled_from(_ANCHOR_WORDS), max_size=6).map(" ".join), min_size=1, max_size=4),
+)
+def test_the_anchor_is_the_rarest_longest_token(text: str, old_lines: list[str]) -> None:
+    # Counting stops early once a token cannot beat the best so far; the choice must stay the
+    # rule's: the fewest occurrences, then the longest, then the first.
+    from agent_toolsmith.textmatch.lines import MAX_ANCHOR_TOKENS, Text, _anchor
+
+    tokens = sorted(
+        ((len(token), i, token) for i, line in enumerate(old_lines) if line for token in line.split()), reverse=True
+    )[:MAX_ANCHOR_TOKENS]
+    expected = min(tokens, key=lambda t: (text.count(t[2]), -t[0])) if tokens else None
+    found = _anchor(Text(text), old_lines, lambda line: line)
+    assert found == (None if expected is None else (expected[1], expected[2]))

@@ -218,19 +218,23 @@ _PASSES: list[tuple[str, Callable[[str], str]]] = [
 
 
 class _Lines:
-    """The file's lines under each matching pass, normalised and indexed once per file."""
+    """The file's lines under each matching pass, normalised and indexed once per file. Only the
+    lines a chunk's context can start with (``firsts``, its first old lines) are indexed: those
+    are the only lines ever looked up."""
 
-    def __init__(self, lines: list[str]) -> None:
+    def __init__(self, lines: list[str], firsts: set[str]) -> None:
         self.lines = lines
+        self.firsts = firsts
         self._by_pass: dict[str, tuple[list[str], dict[str, list[int]]]] = {}
 
     def under(self, name: str, norm: Callable[[str], str]) -> tuple[list[str], dict[str, list[int]]]:
         cached = self._by_pass.get(name)
         if cached is None:
-            have = [norm(line) for line in self.lines]
-            index: dict[str, list[int]] = {}
-            for at, line in enumerate(have):
-                index.setdefault(line, []).append(at)
+            have = self.lines if name == "exact" else [norm(line) for line in self.lines]
+            wanted = {norm(line) for line in self.firsts}
+            index: dict[str, list[int]] = {line: [] for line in wanted}
+            for at in [at for at, line in enumerate(have) if line in wanted]:
+                index[have[at]].append(at)
             cached = self._by_pass[name] = (have, index)
         return cached
 
@@ -279,13 +283,12 @@ def apply_chunks(text: str, chunks: list[Chunk], path: str) -> tuple[list[tuple[
     """
     ends_nl = text.endswith("\n") or not text
     lines = (text[:-1] if text.endswith("\n") else text).split("\n") if text else []
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line) + 1)
+    # Where each line starts (and the end, after the last): summed in C, not a loop per line.
+    starts = list(itertools.accumulate(map((1).__add__, map(len, lines)), initial=0))
     cursor = 0
     replacements: list[tuple[int, int, str]] = []
     applied: list[AppliedChunk] = []
-    indexed = _Lines(lines)
+    indexed = _Lines(lines, {chunk.old_lines[0] for chunk in chunks if chunk.old_lines})
     for number, chunk in enumerate(chunks, start=1):
         if chunk.header is not None:
             at = _find_header(lines, chunk.header, cursor)

@@ -32,6 +32,8 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
 _TEXT_CONTROLS = frozenset(b"\t\n\r\f\b\x1b")
+#: Every byte that does not count as a control byte in the binary sniff (for bytes.translate).
+_NOT_CONTROLS = bytes(b for b in range(256) if not ((b < 0x20 and b not in _TEXT_CONTROLS) or b == 0x7F))
 
 
 class BinaryFileError(ToolError):
@@ -63,7 +65,7 @@ def looks_binary(sample: bytes) -> bool:
         return False
     if b"\x00" in sample:
         return True
-    controls = sum(1 for b in sample if (b < 0x20 and b not in _TEXT_CONTROLS) or b == 0x7F)
+    controls = len(sample.translate(None, _NOT_CONTROLS))  # the control bytes, kept in one pass
     return controls / len(sample) > BINARY_CONTROL_RATIO
 
 
@@ -196,10 +198,23 @@ def carry_eols(old_raw: str, new: str, default: str) -> str:
 _CODING_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-_.a-zA-Z0-9]+)")
 
 
+def _first_lines(data: bytes, count: int) -> list[bytes]:
+    """The first ``count`` lines of ``data`` (without their newlines), as ``data.split(b"\\n",
+    count)[:count]`` gives them, without copying the rest of the file."""
+    lines, start = [], 0
+    for _ in range(count):
+        end = data.find(b"\n", start)
+        lines.append(data[start : end if end >= 0 else len(data)])
+        if end < 0:
+            break
+        start = end + 1
+    return lines
+
+
 def declared_encoding(data: bytes) -> str | None:
     """The encoding a coding cookie in the first two lines declares, when Python knows it and
     the data decodes in it (a wrong declaration falls back to guessing)."""
-    for line in data.split(b"\n", 2)[:2]:
+    for line in _first_lines(data, 2):
         match = _CODING_COOKIE.match(line)
         if match is None:
             if line.strip() and not line.lstrip().startswith(b"#"):
@@ -225,9 +240,12 @@ def decode_bytes(data: bytes, *, path: str = "file") -> TextFile:
     if encoding is None:
         if looks_binary(body):
             raise BinaryFileError(f"File appears to be binary: {path}. Use the appropriate tool for this file type.")
-        encoding = declared_encoding(body) or _guess_encoding(body, path)
+        encoding = declared_encoding(body)
     try:
-        raw = body.decode(encoding)
+        if encoding is None:
+            raw, encoding = _decode_undeclared(body, path)
+        else:
+            raw = body.decode(encoding)
     except UnicodeDecodeError as exc:
         raise UndecodableFileError(
             f"Cannot decode {path} as {encoding} (byte {exc.start + len(bom)}). "
@@ -280,6 +298,16 @@ def guess_encoding(data: bytes) -> str | None:
         except UnicodeDecodeError:
             pass
     return encoding
+
+
+def _decode_undeclared(body: bytes, path: str) -> tuple[str, str]:
+    """The text and encoding of data that declares none: UTF-8 when it decodes (decoded once),
+    else the guess."""
+    try:
+        return body.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        encoding = _guess_encoding(body, path)
+    return body.decode(encoding), encoding
 
 
 def _guess_encoding(body: bytes, path: str) -> str:

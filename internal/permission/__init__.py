@@ -77,6 +77,12 @@ class PermissionService:
             self._granted.add(request.session_key)
         return decision
 
+    def allows_without_asking(self, request: PermissionRequest) -> bool:
+        """True when :meth:`require` would allow ``request`` without asking anyone: allowed for
+        the session already, or every request is allowed (:func:`allow_all`). A caller in a worker
+        thread can then skip the hop to the event loop that asking takes."""
+        return request.session_key in self._granted or self._asker is allow_all
+
     async def require(self, request: PermissionRequest) -> None:
         """Raise :class:`Denied` unless the request is allowed."""
         if await self.ask(request) is Decision.DENY:

@@ -76,23 +76,28 @@ def _regions(old: bytes, new: bytes, starts: list[int]) -> list[tuple[list[int],
     """
     start, old_end, new_end = changed_range(old, new)
     shift = new_end - old_end
-    known = set(starts)
-    edges = sorted({0, *starts, len(old)})
+    # ``starts`` is strictly increasing (a tree's statements in order, or carried in order), so
+    # the cut points are it with 0 and the end added, and the statements before or after a point
+    # are a slice: no pass over every statement of the file for a change to one of them.
+    edges = starts if starts and starts[0] == 0 else [0, *starts]
+    edges = [*edges, len(old)] if edges[-1] != len(old) else edges
+    zero_is_start = bool(starts) and starts[0] == 0  # the one edge that may not be a statement
     count = len(edges) - 1
     i = max(bisect.bisect_right(edges, start) - 2, 0)  # the statement before the change's
     q = edges[i]  # where old statement i starts in new
-    out: list[tuple[list[int], tuple[int, int] | None]] = [([s for s in starts if s < q], None)]
+    out: list[tuple[list[int], tuple[int, int] | None]] = [(starts[: bisect.bisect_left(starts, q)], None)]
     while True:
         kept: list[int] = []
         while i < count and edges[i] < old_end and old[edges[i] : edges[i + 1]] == new[q : q + edges[i + 1] - edges[i]]:
-            kept += [q] if edges[i] in known else []
+            kept += [q] if edges[i] or zero_is_start else []
             q += edges[i + 1] - edges[i]
             i += 1
         if i >= count and q == len(new):
             out.append((kept, None))
             return out
         if i < count and edges[i] >= old_end and q == edges[i] + shift:
-            out.append((kept + [s + shift for s in starts if s >= edges[i]], None))
+            after = starts[bisect.bisect_left(starts, edges[i]) :]
+            out.append((kept + (list(map(shift.__add__, after)) if shift else after), None))
             return out
         if kept:  # the region opens with the last statement found equal
             q -= edges[i] - edges[i - 1]

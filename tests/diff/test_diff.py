@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import pytest
 from agent_toolsmith.diff import generate_diff, trim_diff
 from hypothesis import given
 from hypothesis import strategies as st
@@ -123,3 +124,24 @@ def test_a_one_line_change_in_ten_megabytes_diffs_only_around_it() -> None:
     assert (additions, removals) == (1, 1)
     assert diff.count("@@ -") == 1 and "@@ -449998,7 +449998,7 @@" in diff
     assert apply_unified_diff(old, diff) == new
+
+
+def test_patch_context_is_found_nearest_its_line_and_under_each_pass() -> None:
+    # Only the lines a chunk can start with are indexed; every occurrence of them still counts:
+    # the one nearest the hunk's line number wins, later passes (trailing spaces) still find
+    # context, and context found only before an earlier chunk is placed with the misplaced fuzz.
+    from agent_toolsmith.diff.patch import Chunk, PatchError, apply_chunks
+
+    text = "x\na\nb\nx\na\nb\nc  \nd\n"
+    near_end = Chunk(header=None, lines=[(" ", "a"), ("-", "b"), ("+", "B")], anchor=4)
+    replacements, applied = apply_chunks(text, [near_end], "f")
+    assert replacements == [(8, 12, "a\nB\n")] and applied[0].line == 5
+    near_start = Chunk(header=None, lines=[(" ", "a"), ("-", "b"), ("+", "B")], anchor=0)
+    assert apply_chunks(text, [near_start], "f")[0] == [(2, 6, "a\nB\n")]
+    trailing = Chunk(header=None, lines=[(" ", "c"), ("-", "d"), ("+", "D")])
+    replacements, applied = apply_chunks(text, [trailing], "f")
+    assert replacements == [(12, 18, "c  \nD\n")] and applied[0].pass_name == "trailing_whitespace"
+    first = Chunk(header=None, lines=[(" ", "d"), ("+", "e")])
+    behind = Chunk(header=None, lines=[(" ", "x"), ("-", "a"), ("+", "A")])
+    with pytest.raises(PatchError, match=r"matched only with fuzz \d+ .*found at line 1, before an earlier chunk"):
+        apply_chunks(text, [first, behind], "f")

@@ -270,3 +270,24 @@ def test_a_session_recovers_an_interrupted_commit_before_its_next_call(tmp_path:
         assert os.listdir(journal) == [], kill_at
         assert tree(ws) in (old, new), kill_at
     assert interrupted > 5  # the kills really left journals for the session to find
+
+
+def test_holds_compares_every_byte_across_chunks(tmp_path: Path) -> None:
+    # The comparison before a swap reads the file in chunks: a difference in any chunk, or at
+    # either end, means "not the snapshot".
+    from agent_toolsmith.fsutil.fs import COMPARE_CHUNK_BYTES, REAL, holds
+
+    data = bytes(range(256)) * ((2 * COMPARE_CHUNK_BYTES + 1000) // 256)
+    (tmp_path / "f").write_bytes(data)
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert holds(REAL, fd, "f", data, follow=False) is not None
+        for at in (0, COMPARE_CHUNK_BYTES - 1, COMPARE_CHUNK_BYTES, len(data) - 1):
+            changed = bytearray(data)
+            changed[at] ^= 0xFF
+            assert holds(REAL, fd, "f", bytes(changed), follow=False) is None, at
+        assert holds(REAL, fd, "f", data[:-1], follow=False) is None
+        assert holds(REAL, fd, "f", data + b"x", follow=False) is None
+        assert holds(REAL, fd, "missing", data, follow=False) is None
+    finally:
+        os.close(fd)

@@ -92,6 +92,29 @@ def test_binary_detection() -> None:
     assert not looks_binary(b"plain text\twith tabs\n")
 
 
+@given(st.binary(max_size=5000))
+def test_binary_sniff_counts_control_bytes_as_the_rule_says(data: bytes) -> None:
+    # The rule (seed 2.15), written out byte by byte: NUL, or more than 30% control bytes
+    # (other than tab, newline, CR, form feed, backspace, escape; DEL counts) in the first 4096.
+    sample = data[:4096]
+    controls = sum(1 for b in sample if (b < 0x20 and b not in b"\t\n\r\f\b\x1b") or b == 0x7F)
+    expected = bool(sample) and (0 in sample or controls / len(sample) > 0.30)
+    assert looks_binary(data) == expected
+
+
+@given(st.lists(st.sampled_from([b"\x01", b"\x7f", b"\t", b"a", b"\x1b", b"\x1f"]), max_size=200))
+def test_binary_sniff_threshold_with_dense_controls(parts: list[bytes]) -> None:
+    data = b"".join(parts)
+    controls = sum(1 for b in data if b in (0x01, 0x7F, 0x1F))
+    assert looks_binary(data) == (bool(data) and controls / len(data) > 0.30)
+
+
+def test_undeclared_encoding_is_utf8_when_it_decodes_else_guessed() -> None:
+    assert decode_bytes("caf\u00e9 \u2603\n".encode()).encoding == "utf-8"
+    latin = decode_bytes("caf\u00e9 cr\u00e8me br\u00fbl\u00e9e, na\u00efve fa\u00e7ade\n".encode("cp1252"))
+    assert latin.encoding == "cp1252" and latin.text.startswith("caf\u00e9")
+
+
 def test_undecodable_is_refused_not_replaced() -> None:
     # Invalid UTF-8 that no single-byte guess should round-trip into garbage silently.
     data = b"\x81\x8d\x8f\x90\x9d" * 50

@@ -77,3 +77,35 @@ def test_the_plan_is_committed_after_the_prompt_and_a_denial_writes_nothing(work
     asyncio.run(main())
     assert asked == ["a\nb\n", "A\nB\n"]  # nothing written before each answer
     assert target.read_text() == "A\nB\n"
+
+
+def test_a_write_allowed_for_the_session_commits_without_asking_again(workspace: Path) -> None:
+    # The worker skips the hop to the event loop only when the answer is known without asking:
+    # the edit allowed for the session is not asked again; another file, or another tool, is.
+    target, other = workspace / "f.txt", workspace / "g.txt"
+    target.write_text("a\n")
+    other.write_text("b\n")
+    asked: list[tuple[str, str]] = []
+
+    async def ask(request: PermissionRequest) -> Decision:
+        if request.tool == "view":
+            return Decision.ALLOW_ONCE
+        asked.append((request.tool, Path(request.target).name))
+        return Decision.ALLOW_SESSION if request.target == str(target) and request.tool == "edit" else Decision.DENY
+
+    async def main() -> None:
+        session = Session(workspace, asker=ask, config=Config(lsp_enabled=False))
+        for name in ("f.txt", "g.txt"):
+            await session.run("view", {"file_path": name})
+        for old, new in (("a", "b"), ("b", "c"), ("c", "d")):
+            response = await session.run("edit", {"file_path": "f.txt", "old_string": old, "new_string": new})
+            assert not response.is_error, response.content
+        refused = await session.run("edit", {"file_path": "g.txt", "old_string": "b", "new_string": "x"})
+        assert refused.metadata.get("error") == "denied", refused.content
+        edits = [{"old_string": "d", "new_string": "e"}]
+        refused = await session.run("multiedit", {"file_path": "f.txt", "edits": edits})
+        assert refused.metadata.get("error") == "denied", refused.content
+
+    asyncio.run(main())
+    assert asked == [("edit", "f.txt"), ("edit", "g.txt"), ("multiedit", "f.txt")]
+    assert target.read_text() == "d\n" and other.read_text() == "b\n"

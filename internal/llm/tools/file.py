@@ -29,12 +29,13 @@ from ...errors import IsDirectory, ToolCancelled
 from ...fsutil.commit import Change, Committed, commit, modifiable_error
 from ...fsutil.paths import open_regular_file, read_error
 from ...fsutil.textio import TextFile, decode_bytes
+from ...permission import PermissionRequest
 from .context import FileServices
 from .file_gate import gate_change
 
 __all__ = [
     "Loaded", "commit_changes", "diagnostics_text", "gate_change", "guard_notebooks", "link_note", "load_for_change",
-    "load_for_edit", "plan_ask_commit", "read_for_change", "with_notes",
+    "load_for_edit", "plan_ask_commit", "read_for_change", "with_notes", "write_settled",
 ]  # fmt: skip
 
 log = logging.getLogger("toolsmith")
@@ -128,7 +129,6 @@ async def commit_changes(
         check.stop()
         raise
     return _after_commit(ctx, changes, stats, forget)
-    return [link_note(path, count) for path, count in stats.broken_links.items()]
 
 
 Planned = TypeVar("Planned")
@@ -141,10 +141,13 @@ async def plan_ask_commit(
     changes_of: Callable[[Planned], Sequence[Change]],
     *,
     forget: Callable[[Planned], Sequence[Path]] = lambda _planned: (),
+    settled: Callable[[Planned], bool] = lambda _planned: False,
 ) -> tuple[Planned, list[str]]:
     """The whole change flow with one thread hop: ``plan(check)`` runs in a worker thread, which
     then waits while ``ask(planned)`` (the permission) runs on the event loop, and commits
-    ``changes_of(planned)`` itself. Returns the plan and the commit's notes.
+    ``changes_of(planned)`` itself. Returns the plan and the commit's notes. When
+    ``settled(planned)`` says the permission is given without asking (:func:`write_settled`),
+    the worker goes straight on to the commit: no hop to the event loop and back.
 
     Cancellation (the token, or the awaiting task) before the commit starts answers at once: the
     worker stops at its next check, and a pending permission ask is cancelled. Once the commit
@@ -159,14 +162,15 @@ async def plan_ask_commit(
 
     def work() -> tuple[Planned, Committed]:
         planned = plan(check)
-        with handover:  # a cancellation after this point finds the ask to cancel
-            check()
-            future = asyncio.run_coroutine_threadsafe(_awaited(ask(planned)), loop)
-            asking.append(future)
-        try:
-            future.result()
-        except concurrent.futures.CancelledError:
-            raise ToolCancelled("Tool call was aborted") from None
+        if not settled(planned):
+            with handover:  # a cancellation after this point finds the ask to cancel
+                check()
+                future = asyncio.run_coroutine_threadsafe(_awaited(ask(planned)), loop)
+                asking.append(future)
+            try:
+                future.result()
+            except concurrent.futures.CancelledError:
+                raise ToolCancelled("Tool call was aborted") from None
         with handover:
             check()
             committing.set()
@@ -199,6 +203,13 @@ async def plan_ask_commit(
         raise ToolCancelled("Tool call was aborted")
     planned, stats = await asyncio.shield(work_future)
     return planned, _after_commit(ctx, changes_of(planned), stats, forget(planned))
+
+
+def write_settled(ctx: FileServices, tool: str, target: str) -> Callable[[Any], bool]:
+    """For :func:`plan_ask_commit`: whether ``tool`` may write ``target`` without asking (the
+    same request as the ask's, whose description and parameters do not change the answer)."""
+    request = PermissionRequest(tool, "write", target)
+    return lambda _planned: ctx.permissions.allows_without_asking(request)
 
 
 async def _awaited(awaitable: Awaitable[None]) -> None:

@@ -17,7 +17,16 @@ from ...textmatch.rebase import commutes
 from ...textmatch.tiers import FIRST_LINE_TIER
 from .context import FileServices
 from .contract import ToolResponse
-from .file import Loaded, commit_changes, diagnostics_text, guard_notebooks, load_for_edit, plan_ask_commit, with_notes
+from .file import (
+    Loaded,
+    commit_changes,
+    diagnostics_text,
+    guard_notebooks,
+    load_for_edit,
+    plan_ask_commit,
+    with_notes,
+    write_settled,
+)
 from .file_gate import REINDENTED_NOTE, gate_change, gate_edit
 
 #: Said when an edit was applied to content that changed since the read.
@@ -127,7 +136,9 @@ async def edit_file(ctx: FileServices, tool: str, file_path: str, edits: list[Ed
         await ctx.require_permission(tool, "write", str(path), f"edit {display}", {"diff": planned[3]["diff"]})
 
     async with ctx.locks.hold([target]):
-        planned, notes = await plan_ask_commit(ctx, prepare, ask, lambda planned: [planned[0]])
+        planned, notes = await plan_ask_commit(
+            ctx, prepare, ask, lambda planned: [planned[0]], settled=write_settled(ctx, tool, str(path))
+        )
     _change, outcome, note, metadata = planned
     metadata.update(
         file_path=str(path),

@@ -17,7 +17,7 @@ from ...fsutil.textio import TextFile, new_text_file, normalize_eol
 from ...textmatch.rebase import commutes
 from .context import FileServices
 from .contract import Tool, ToolResponse
-from .file import Loaded, gate_change, guard_notebooks, load_for_edit, plan_ask_commit, with_notes
+from .file import Loaded, gate_change, guard_notebooks, load_for_edit, plan_ask_commit, with_notes, write_settled
 from .params import param
 
 DESCRIPTION = f"""Applies a patch to one or more files, all or nothing: the apply_patch format below, or a
@@ -123,7 +123,10 @@ class PatchTool(Tool):
             return [p.path for p in prepared[0] if p.op.kind == "delete" or p.target != p.path]
 
         async with ctx.locks.hold(paths):
-            (planned, files_meta), notes = await plan_ask_commit(ctx, prepare, ask, changes, forget=gone)
+            settled = write_settled(ctx, self.name, ", ".join(ctx.display(p) for p in paths))
+            (planned, files_meta), notes = await plan_ask_commit(
+                ctx, prepare, ask, changes, forget=gone, settled=settled
+            )
         additions = sum(m["additions"] for m in files_meta)
         removals = sum(m["removals"] for m in files_meta)
         text = (

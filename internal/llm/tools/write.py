@@ -13,7 +13,7 @@ from ...fsutil.commit import Change
 from ...fsutil.textio import BinaryFileError, TextFile, new_text_file, normalize_eol
 from .context import FileServices
 from .contract import Tool, ToolResponse
-from .file import Loaded, gate_change, guard_notebooks, load_for_change, plan_ask_commit, with_notes
+from .file import Loaded, gate_change, guard_notebooks, load_for_change, plan_ask_commit, with_notes, write_settled
 from .params import param
 
 DESCRIPTION = """Writes a file to the local filesystem, creating parent directories as needed.
@@ -74,7 +74,9 @@ class WriteTool(Tool):
             )
 
         async with ctx.locks.hold([target]):
-            planned, notes = await plan_ask_commit(ctx, prepare, ask, lambda planned: [planned[0]])
+            planned, notes = await plan_ask_commit(
+                ctx, prepare, ask, lambda planned: [planned[0]], settled=write_settled(ctx, self.name, str(path))
+            )
         change, new, warning, metadata = planned
         created = change.expect is None
         metadata.update(file_path=str(path), created=created, encoding=new.encoding)
