@@ -23,7 +23,6 @@ they die with this process); each session's own trees are in its :class:`Process
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import contextlib
 import os
@@ -179,6 +178,8 @@ class ProcessTree:
 
         ``settle_s``: members already on their way out get this long to go by themselves first,
         and are not counted (a sandbox's inner init still exiting after its shell did)."""
+        import asyncio  # here, not at the top: a session that starts no process never imports it
+
         steps = self._terminating(grace_s, settle_s)
         try:
             while True:
@@ -283,7 +284,11 @@ class ProcessSupervisor:
             tree.kill_now()
 
     async def close(self) -> None:
-        await asyncio.gather(*(tree.terminate(grace_s=0) for tree in self.trees()))
+        trees = self.trees()
+        if trees:  # a session that started no process closes without an event loop
+            import asyncio
+
+            await asyncio.gather(*(tree.terminate(grace_s=0) for tree in trees))
         for tree in self.trees():
             tree.release()
 

@@ -11,7 +11,6 @@ the session's permission service for what it is about to do (context.py).
 
 from __future__ import annotations
 
-import asyncio
 import difflib
 import json
 import logging
@@ -80,8 +79,7 @@ async def _run_tool(tool: Tool, name: str, raw_params: Any, ctx: ToolContext) ->
         return error_response(exc, aborted=True)
     except ToolError as exc:
         return error_response(exc)
-    except asyncio.CancelledError:
-        raise
+    # asyncio.CancelledError is a BaseException: it passes the handlers below to the caller.
     except ModuleNotFoundError as exc:
         log.exception("tool %s is missing a dependency", name)
         return _error(

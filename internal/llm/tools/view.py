@@ -94,6 +94,7 @@ class ViewTool(Tool):
     description = DESCRIPTION
     Params = ViewParams
     read_only = True
+    needs_event_loop = False
 
     async def run(self, params: ViewParams, ctx: PathServices) -> ToolResponse:
         path = ctx.resolve(params.file_path)
