@@ -23,7 +23,6 @@ Keys mirror the fields below; sections group some of them::
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -289,6 +288,8 @@ LSP_SERVER_KEYS: dict[str, Callable[[Any], Any]] = {
 
 
 def _unknown(where: str, key: str, known: list[str]) -> ConfigError:
+    import difflib  # for a mistake only: a valid config does not pay for it
+
     close = difflib.get_close_matches(key, known, n=1)
     hint = f" Did you mean '{close[0]}'?" if close else ""
     return ConfigError(f"{where}: unknown key '{key}'.{hint} Known keys: {', '.join(sorted(known))}.")

@@ -18,7 +18,6 @@ import json
 import logging
 import os
 import time
-import uuid
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -102,7 +101,7 @@ class Session:
         config = config or Config()
         ctx = ToolContext(
             workspace=root,
-            session_id=check_session_id(session_id) if session_id is not None else uuid.uuid4().hex,
+            session_id=check_session_id(session_id) if session_id is not None else os.urandom(16).hex(),
             config=config,
             # A read-only session refuses the writes of tools it offers (lsp's rename).
             permissions=PermissionService(refusing_writes(asker) if tool_policy and tool_policy.read_only else asker),
@@ -233,7 +232,7 @@ class Session:
                     return  # no journal at all (the usual case): nothing to recover, nothing to import
         except OSError:
             return  # no journal directory
-        from .fsutil.commit import recover
+        from .fsutil.journal import recover
 
         for line in recover(journal_dir, self.ctx.workspace):
             log.warning("recovered an interrupted change: %s", line)

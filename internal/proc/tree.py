@@ -29,7 +29,6 @@ import os
 import signal
 import threading
 import time
-import uuid
 from collections.abc import Generator, Mapping
 
 from .procfs import ProcStat, has_tag, read_stat
@@ -61,7 +60,7 @@ class ProcessTree:
     """One started process and everything it started. ``leader`` is None until it is running."""
 
     def __init__(self, owner: ProcessSupervisor | None = None) -> None:
-        self.tag = uuid.uuid4().hex
+        self.tag = os.urandom(16).hex()
         self.leader: int | None = None
         self.leader_start: int | None = None
         self.owner = owner
