@@ -76,6 +76,26 @@ def test_a_view_loads_no_event_loop_and_no_heavy_dependency(
     assert "asyncio" in loaded_by(entry, *ws, "bash", '{"command": "true"}', env=state_env)
 
 
+def test_a_view_through_the_session_host_loads_no_event_loop_on_the_cli_side(
+    workspace: Path, state_env: dict[str, str]
+) -> None:
+    """The host runs the call; the CLI only talks to its socket (nor does it load the tool layer)."""
+    (workspace / "a.txt").write_text("x\n")
+    env = {**state_env, "TOOLSMITH_SESSION_HOST": "1"}
+    ws = ["--cwd", str(workspace), "--session", "hosted"]
+    probe = PROBE.replace(f"{HEAVY!r}", repr((*HEAVY, "agent_toolsmith.llm.tools.contract")))
+    try:
+        for _ in range(2):  # the first call starts the host, the second finds it running
+            proc = subprocess.run([sys.executable, "-c", probe, "cmd.tools", *ws, "view", '{"file_path": "a.txt"}'],
+                                  cwd=ROOT, capture_output=True, text=True, timeout=60,
+                                  env={**os.environ, **env})  # fmt: skip
+            assert "     1|x" in proc.stdout and proc.stdout.rstrip().endswith("LOADED []"), proc.stdout + proc.stderr
+    finally:
+        ended = subprocess.run([sys.executable, "-m", "cmd.tools", *ws, "--end"], cwd=ROOT, capture_output=True,
+                               text=True, timeout=60, env={**os.environ, **env})  # fmt: skip
+    assert "host stopped" in ended.stdout, ended.stdout + ended.stderr
+
+
 def envelope_of_cli(workspace: Path, params: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
     proc = subprocess.run(
         [sys.executable, "-m", "cmd.tools", "--cwd", str(workspace), "--json", "view", json.dumps(params)],
