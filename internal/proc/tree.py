@@ -18,7 +18,8 @@ fork away meanwhile), then SIGKILLs every member. :meth:`ProcessTree.kill_now` d
 synchronously, which is what a cancelled asyncio task gets: no await can be interrupted again.
 
 Which trees are alive is process-wide state (so an adopted orphan can be attributed, and so
-they die with this process); each session's own trees are in its :class:`ProcessSupervisor`.
+they die with this process); each session's own trees are in its :class:`ProcessSupervisor`
+(supervisor.py).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from collections.abc import Generator, Mapping
 
 from .procfs import ProcStat, has_tag, read_stat
 from .subreaper import become_subreaper, candidates, is_subreaper, reap_foreign_orphans
+from .supervisor import ProcessSupervisor as ProcessSupervisor  # a tree's owner; launch imports it from here
 
 #: After SIGTERM, how long a tree gets before SIGKILL.
 KILL_GRACE_S = 2.0
@@ -257,39 +259,6 @@ class ProcessTree:
             _trees.pop(self.tag, None)
         if self.owner is not None:
             self.owner.discard(self)
-
-
-class ProcessSupervisor:
-    """A session's live process trees; :meth:`close` kills them all (Session close)."""
-
-    def __init__(self) -> None:
-        self._trees: set[ProcessTree] = set()
-        self._lock = threading.Lock()
-
-    def add(self, tree: ProcessTree) -> None:
-        with self._lock:
-            self._trees.add(tree)
-
-    def discard(self, tree: ProcessTree) -> None:
-        with self._lock:
-            self._trees.discard(tree)
-
-    def trees(self) -> list[ProcessTree]:
-        with self._lock:
-            return list(self._trees)
-
-    def kill_all_now(self) -> None:
-        for tree in self.trees():
-            tree.kill_now()
-
-    async def close(self) -> None:
-        trees = self.trees()
-        if trees:  # a session that started no process closes without an event loop
-            import asyncio
-
-            await asyncio.gather(*(tree.terminate(grace_s=0) for tree in trees))
-        for tree in self.trees():
-            tree.release()
 
 
 @atexit.register

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ToolError
-from ..proc import KILL_GRACE_S, ProcessSupervisor
 
 if TYPE_CHECKING:
+    from ..proc import ProcessSupervisor
     from .job import Job
 
 __all__ = ["JobTable"]
@@ -92,6 +92,9 @@ class JobTable:
     async def close(self) -> None:
         """Kill every running job and wait (bounded) until their threads finished."""
         jobs = [job for job in self.jobs() if job.running]
+        if not jobs:
+            return
+        from ..proc import KILL_GRACE_S
         for job in jobs:
             job.kill()
         for job in jobs:
