@@ -18,6 +18,7 @@ its language servers warm until it has been idle for a while or ``--end`` stops 
 from __future__ import annotations
 
 import argparse
+import functools
 import io
 import json
 import os
@@ -47,6 +48,10 @@ def _parser() -> argparse.ArgumentParser:
         prog="toolsmith",
         description="Run one Toolsmith tool call and print its result.",
         epilog="Exit codes: 0 ok, 1 the tool returned an error, 2 usage or invalid parameters.",
+        # Each add_argument makes a formatter to check the metavar, and argparse's own asks for the
+        # terminal's width (importing shutil, ~2 ms): that check needs no width. Help and usage
+        # errors get argparse's own formatter back below.
+        formatter_class=functools.partial(argparse.HelpFormatter, width=80),
     )
     parser.add_argument("--cwd", default=".", help="workspace root (default: current directory)")
     parser.add_argument(
@@ -95,6 +100,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--force", action="store_true", help="with --rewind: overwrite files changed by others too")
     parser.add_argument("tool", nargs="?", help="tool name (help TOOL: the tool's description and parameters)")
     parser.add_argument("params", nargs="?", help="parameters as JSON, or - to read them from stdin")
+    parser.formatter_class = argparse.HelpFormatter
     return parser
 
 
