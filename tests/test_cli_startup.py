@@ -69,9 +69,12 @@ def test_a_view_loads_no_event_loop_and_no_heavy_dependency(
         [*ws, "view", '{"file_path": "nope.txt"}'],  # an error, with similar names
         [*ws, "view", '{"file_path": 5}'],  # invalid parameters
         [*ws, "--session", "s", "--no-lsp", "view", '{"file_path": "a.txt"}'],  # state saved, in-process
+        [*ws, "--audit-log", str(workspace / "audit.jsonl"), "view", '{"file_path": "a.txt"}'],
     ]
     for args in views:
         assert loaded_by(entry, *args, env=state_env) == [], args
+    audited = [json.loads(line) for line in (workspace / "audit.jsonl").read_text().splitlines()]
+    assert [record["tool"] for record in audited] == ["view"]  # written by the close, without a loop
     # The probe sees an event loop where there is one: a shell call needs asyncio.
     assert "asyncio" in loaded_by(entry, *ws, "bash", '{"command": "true"}', env=state_env)
 
