@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gc
 import io
 import json
 import os
@@ -121,7 +122,18 @@ def _exit_code(envelope: dict[str, Any]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    words = sys.argv[1:] if argv is None else list(argv)
+    """Run the command line ``argv`` (default: this process's own); the exit code."""
+    if argv is not None:
+        return _command(list(argv))
+    code = _command(sys.argv[1:])
+    # This process ends when main returns: its objects are frozen so that the interpreter's
+    # final garbage collections skip them (~5 ms, a tenth of a view). Nothing depends on them:
+    # Python does not promise to collect what still exists at exit.
+    gc.freeze()
+    return code
+
+
+def _command(words: list[str]) -> int:
     wants_help = any(word in ("-h", "--help") for word in words)
     parser = _parser()
     args = parser.parse_args([word for word in words if word not in ("-h", "--help")] if wants_help else words)
