@@ -91,6 +91,20 @@ def user_tools_dir() -> Path:
     return user_config_dir() / "tools"
 
 
+def skill_tiers(workspace: Path, extra: list[Path], home: Path | None = None) -> list[Path]:
+    """The directories skills are found in, in the order skills.discover reads them (``extra``:
+    the config's ``skill_paths``). Here rather than in skills.py: every call's readable roots
+    include them, few calls read a skill."""
+    home = home or Path.home()
+    return [
+        home / ".agents" / "skills",
+        home / ".config" / "toolsmith" / "skills",
+        workspace / ".claude" / "skills",
+        workspace / ".agents" / "skills",
+        *extra,
+    ]
+
+
 @dataclass
 class Config:
     """Settings shared by all tools of a session."""
