@@ -3,17 +3,20 @@
 A tool call can be stopped two ways: ``asyncio`` task cancellation (the caller cancels the task)
 or a :class:`CancelToken` handed in through the context (a UI's "stop" button). Mechanisms that
 run processes race their work against :meth:`CancelToken.wait` so either way kills the child.
+
+asyncio is imported where it is used, not here: a call run without an event loop (the CLI's
+one-shot view, see event_loop.py) must not pay for importing it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import threading
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from .errors import ToolCancelled
+from .event_loop import loop_running
 from .wakeup import Waiter, wake
 
 T = TypeVar("T")
@@ -42,6 +45,8 @@ class CancelToken:
         return self._cancelled
 
     async def wait(self) -> None:
+        import asyncio
+
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
         with self._lock:
@@ -80,6 +85,8 @@ async def race_cancel(awaitable: Awaitable[T], token: CancelToken) -> T:
 
     The losing side is cancelled, so nothing is left running in the background.
     """
+    import asyncio
+
     work = asyncio.ensure_future(awaitable)
     if token.cancelled:
         work.cancel()
@@ -111,8 +118,16 @@ async def in_thread(work: Callable[[Callable[[], None]], T], token: CancelToken)
     ``check()`` raises :class:`ToolCancelled` once ``token`` fires or the awaiting task is
     cancelled; ``work`` calls it between steps. The caller is answered at once on cancellation;
     the thread stops at its next check and its result is dropped.
+
+    Without an event loop (event_loop.py) there is nothing to keep responsive: ``work`` runs
+    here, in this thread, with the same checks.
     """
     check = StopCheck(token)
+    if not loop_running():
+        token.raise_if_cancelled()
+        return work(check)
+    import asyncio
+
     try:
         return await race_cancel(asyncio.to_thread(work, check), token)
     finally:

@@ -23,7 +23,6 @@ Keys mirror the fields below; sections group some of them::
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -90,6 +89,20 @@ def user_config_file() -> Path:
 def user_tools_dir() -> Path:
     """The user's custom tools, offered in every workspace."""
     return user_config_dir() / "tools"
+
+
+def skill_tiers(workspace: Path, extra: list[Path], home: Path | None = None) -> list[Path]:
+    """The directories skills are found in, in the order skills.discover reads them (``extra``:
+    the config's ``skill_paths``). Here rather than in skills.py: every call's readable roots
+    include them, few calls read a skill."""
+    home = home or Path.home()
+    return [
+        home / ".agents" / "skills",
+        home / ".config" / "toolsmith" / "skills",
+        workspace / ".claude" / "skills",
+        workspace / ".agents" / "skills",
+        *extra,
+    ]
 
 
 @dataclass
@@ -289,6 +302,8 @@ LSP_SERVER_KEYS: dict[str, Callable[[Any], Any]] = {
 
 
 def _unknown(where: str, key: str, known: list[str]) -> ConfigError:
+    import difflib  # for a mistake only: a valid config does not pay for it
+
     close = difflib.get_close_matches(key, known, n=1)
     hint = f" Did you mean '{close[0]}'?" if close else ""
     return ConfigError(f"{where}: unknown key '{key}'.{hint} Known keys: {', '.join(sorted(known))}.")

@@ -10,7 +10,6 @@ nanosecond mtime, size, ctime and inode. ctime cannot be set back from user spac
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import os
 import time
@@ -53,6 +52,8 @@ class ReadRecord:
 
 
 def _iso(ns: int) -> str:
+    import datetime as dt  # only for messages about a changed file: not every call pays for it
+
     return dt.datetime.fromtimestamp(ns / 1e9, tz=dt.UTC).isoformat(timespec="microseconds")
 
 

@@ -5,27 +5,27 @@
 
 A session's state (files read and when, the shell's cwd and environment) can be saved to and
 loaded from a state directory, which is how the CLI carries a ``--session`` across processes.
+
+asyncio is imported where a session needs it (idle timers, worker threads), not at the top: the
+CLI runs a one-shot view without an event loop and must not pay for importing it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
+import functools
 import json
 import logging
 import os
 import time
-import uuid
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .cancel import CancelToken
-from .checkpoints import ChangeLog, FileChange, RewindResult
 from .config import Config
+from .event_loop import off_loop
 from .file_tracker import FileTracker
-from .fsutil.atomic import atomic_write
-from .fsutil.commit import recover
 from .fsutil.locks import PathLocks
 from .llm.tools.context import ToolContext
 from .llm.tools.contract import DiagnosticsSource, Progress, ToolInfo, ToolResponse
@@ -36,7 +36,11 @@ from .shell.state import ShellState
 from .state import PRIVATE_FILE_MODE, check_session_id
 
 if TYPE_CHECKING:
+    import asyncio
+    from collections.abc import Sequence
+
     from .audit import AuditLog
+    from .checkpoints import ChangeLog, FileChange, RewindResult
 
 log = logging.getLogger("toolsmith")
 
@@ -97,7 +101,7 @@ class Session:
         config = config or Config()
         ctx = ToolContext(
             workspace=root,
-            session_id=check_session_id(session_id) if session_id is not None else uuid.uuid4().hex,
+            session_id=check_session_id(session_id) if session_id is not None else os.urandom(16).hex(),
             config=config,
             # A read-only session refuses the writes of tools it offers (lsp's rename).
             permissions=PermissionService(refusing_writes(asker) if tool_policy and tool_policy.read_only else asker),
@@ -118,11 +122,7 @@ class Session:
         if progress is not None:
             ctx.progress = progress
         self.ctx = ctx
-        self._change_log = ChangeLog(
-            lambda: ctx.state.location() / "sessions" / ctx.session_id / "changes",
-            lambda: ctx.state.directory("sessions", ctx.session_id, "changes"),
-        )
-        ctx.on_commit = self._change_log.record
+        ctx.on_commit = self._record_commit
         if lsp is None and ctx.config.lsp_enabled:
             ctx.lsp = _default_lsp(ctx)
         #: Calls running now, and when the last one ended (monotonic): what idleness is.
@@ -174,6 +174,8 @@ class Session:
             self._idle_timer.cancel()
             self._idle_timer = None
         if self._idle_stop is not None:  # servers being stopped: let that finish, then restart
+            import asyncio
+
             with contextlib.suppress(Exception):
                 await asyncio.shield(self._idle_stop)
             self._idle_stop = None
@@ -183,9 +185,13 @@ class Session:
         self.last_call = time.monotonic()
         idle_s = self.ctx.config.lsp_idle_s
         if self.running == 0 and idle_s > 0 and self.ctx.lsp is not None:
+            import asyncio
+
             self._idle_timer = asyncio.get_running_loop().call_later(idle_s, self._on_idle)
 
     def _on_idle(self) -> None:
+        import asyncio
+
         self._idle_timer = None
         if self.running == 0 and self._idle_stop is None:
             log.info("session %s idle for %s s: stopping its language servers", self.session_id,
@@ -220,12 +226,32 @@ class Session:
 
     def _recover(self) -> None:
         journal_dir = self.ctx.state.location() / "journal"
-        if not journal_dir.is_dir():
-            return
+        try:
+            with os.scandir(journal_dir) as journals:
+                if next(journals, None) is None:
+                    return  # no journal at all (the usual case): nothing to recover, nothing to import
+        except OSError:
+            return  # no journal directory
+        from .fsutil.journal import recover
+
         for line in recover(journal_dir, self.ctx.workspace):
             log.warning("recovered an interrupted change: %s", line)
 
     # --- checkpoints: undo what this session's file tools changed (see checkpoints.py) ---
+
+    @functools.cached_property
+    def _change_log(self) -> ChangeLog:
+        """Made when first needed: a session whose tools change nothing never loads checkpoints.py."""
+        from .checkpoints import ChangeLog
+
+        ctx = self.ctx
+        return ChangeLog(
+            lambda: ctx.state.location() / "sessions" / ctx.session_id / "changes",
+            lambda: ctx.state.directory("sessions", ctx.session_id, "changes"),
+        )
+
+    def _record_commit(self, changes: Sequence[Any]) -> None:
+        self._change_log.record(changes)
 
     def checkpoint(self) -> str:
         """Mark this point of the session; :meth:`rewind` to the id returned puts back every file
@@ -242,6 +268,9 @@ class Session:
         all-or-nothing commit. A file someone else changed since the session's tools last did is
         reported in ``conflicts`` and left alone, unless ``force``. Raises :class:`ToolError` for
         an unknown checkpoint or a failed commit (then nothing was changed)."""
+        import asyncio
+
+        from .checkpoints import RewindResult
         from .fsutil.commit import commit
 
         self._recover()
@@ -304,7 +333,7 @@ class Session:
         if self.ctx.lsp is not None:
             await self.ctx.lsp.close()
         if self._owns_audit and self.audit is not None:
-            await asyncio.to_thread(self.audit.close)
+            await off_loop(self.audit.close)
 
     async def __aenter__(self) -> Session:
         return self
@@ -340,6 +369,8 @@ class Session:
         data: dict[str, Any] = {"files": self.ctx.files.to_json(), "shell": self.ctx.shell.to_json()}
         if self.ctx.lsp is not None:
             data["lsp"] = self.ctx.lsp.to_json()
+        from .fsutil.atomic import atomic_write
+
         try:
             atomic_write(directory / "state.json", json.dumps(data).encode("utf-8"), mode=PRIVATE_FILE_MODE)
         except OSError as exc:

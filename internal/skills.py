@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .config import skill_tiers
+
 MAX_NAME_CHARS = 64
 MAX_DESCRIPTION_CHARS = 1024
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -43,17 +45,6 @@ class Skill:
 class Discovery:
     skills: dict[str, Skill] = field(default_factory=dict)
     invalid: list[tuple[Path, str]] = field(default_factory=list)
-
-
-def skill_tiers(workspace: Path, extra: list[Path], home: Path | None = None) -> list[Path]:
-    home = home or Path.home()
-    return [
-        home / ".agents" / "skills",
-        home / ".config" / "toolsmith" / "skills",
-        workspace / ".claude" / "skills",
-        workspace / ".agents" / "skills",
-        *extra,
-    ]
 
 
 _FENCE = re.compile(r"^---[ \t]*$", re.M)

@@ -13,7 +13,6 @@ import contextlib
 import os
 import re
 import stat
-import tempfile
 from pathlib import Path
 
 from .config import STATE_DIR_ENV
@@ -62,6 +61,8 @@ class StateDir:
                     f"Set {STATE_DIR_ENV} to a writable directory."
                 )
         if self._fallback is None:
+            import tempfile  # only when the state directory is unusable
+
             self._fallback = Path(tempfile.mkdtemp(prefix="toolsmith-state-"))
         return _private_dirs(self._fallback, parts)
 

@@ -10,7 +10,6 @@ import contextlib
 import os
 import re
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,7 +79,7 @@ def new_spill_path(state: StateDir, session_id: str, tool: str) -> Path:
     directory = state.directory("output")
     prune_spill_files(directory)
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    return directory / f"{tool}-{stamp}-{session_id[:12]}-{uuid.uuid4().hex[:8]}.txt"
+    return directory / f"{tool}-{stamp}-{session_id[:12]}-{os.urandom(4).hex()}.txt"
 
 
 def prune_spill_files(directory: Path, now: float | None = None) -> None:

@@ -6,12 +6,15 @@ job) can serve several ``asyncio.run`` calls, and be woken from a thread that ha
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, TypeAlias
+
+if TYPE_CHECKING:  # asyncio is only imported by code that awaits (see cancel.py)
+    import asyncio
 
 #: The loop that awaits, and the future it awaits.
-Waiter = tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]
+Waiter: TypeAlias = "tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]"
 
 
 def wake(waiters: Iterable[Waiter]) -> None:

@@ -5,11 +5,14 @@ Callers pass resolved paths. Across sessions and processes, fsutil/commit.py loc
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported when a lock is first made: every session has a PathLocks, not every call awaits
+    import asyncio
 
 
 class PathLocks:
@@ -22,6 +25,8 @@ class PathLocks:
         key = os.path.abspath(path)
         lock = self._locks.get(key)
         if lock is None:
+            import asyncio
+
             lock = self._locks[key] = asyncio.Lock()
         return lock
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import errno
 import os
 import stat
@@ -177,6 +176,8 @@ def similar_names(path: Path) -> list[str]:
         names = os.listdir(path.parent)
     except OSError:
         return []
+    import difflib  # for a path that is not there: a call that finds its file does not load it
+
     lowered = path.name.lower()
     close = difflib.get_close_matches(path.name, names, n=MAX_SUGGESTIONS, cutoff=0.5)
     contains = [n for n in names if lowered and (lowered in n.lower() or n.lower() in lowered)]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import bisect
 import codecs
-import difflib
 import functools
 import re
 from collections.abc import Callable
@@ -178,6 +177,8 @@ def carry_eols(old_raw: str, new: str, default: str) -> str:
     old_lines = [part.rstrip("\r\n") for part in parts]
     new_lines = new.split("\n")
     chosen: list[str] = [default] * (len(new_lines) - 1)
+    import difflib  # mixed line endings only: reading a file does not load it
+
     matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
     previous = default
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():

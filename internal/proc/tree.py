@@ -18,23 +18,23 @@ fork away meanwhile), then SIGKILLs every member. :meth:`ProcessTree.kill_now` d
 synchronously, which is what a cancelled asyncio task gets: no await can be interrupted again.
 
 Which trees are alive is process-wide state (so an adopted orphan can be attributed, and so
-they die with this process); each session's own trees are in its :class:`ProcessSupervisor`.
+they die with this process); each session's own trees are in its :class:`ProcessSupervisor`
+(supervisor.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import contextlib
 import os
 import signal
 import threading
 import time
-import uuid
 from collections.abc import Generator, Mapping
 
 from .procfs import ProcStat, has_tag, read_stat
 from .subreaper import become_subreaper, candidates, is_subreaper, reap_foreign_orphans
+from .supervisor import ProcessSupervisor as ProcessSupervisor  # a tree's owner; launch imports it from here
 
 #: After SIGTERM, how long a tree gets before SIGKILL.
 KILL_GRACE_S = 2.0
@@ -62,7 +62,7 @@ class ProcessTree:
     """One started process and everything it started. ``leader`` is None until it is running."""
 
     def __init__(self, owner: ProcessSupervisor | None = None) -> None:
-        self.tag = uuid.uuid4().hex
+        self.tag = os.urandom(16).hex()
         self.leader: int | None = None
         self.leader_start: int | None = None
         self.owner = owner
@@ -179,6 +179,8 @@ class ProcessTree:
 
         ``settle_s``: members already on their way out get this long to go by themselves first,
         and are not counted (a sandbox's inner init still exiting after its shell did)."""
+        import asyncio  # here, not at the top: a session that starts no process never imports it
+
         steps = self._terminating(grace_s, settle_s)
         try:
             while True:
@@ -257,35 +259,6 @@ class ProcessTree:
             _trees.pop(self.tag, None)
         if self.owner is not None:
             self.owner.discard(self)
-
-
-class ProcessSupervisor:
-    """A session's live process trees; :meth:`close` kills them all (Session close)."""
-
-    def __init__(self) -> None:
-        self._trees: set[ProcessTree] = set()
-        self._lock = threading.Lock()
-
-    def add(self, tree: ProcessTree) -> None:
-        with self._lock:
-            self._trees.add(tree)
-
-    def discard(self, tree: ProcessTree) -> None:
-        with self._lock:
-            self._trees.discard(tree)
-
-    def trees(self) -> list[ProcessTree]:
-        with self._lock:
-            return list(self._trees)
-
-    def kill_all_now(self) -> None:
-        for tree in self.trees():
-            tree.kill_now()
-
-    async def close(self) -> None:
-        await asyncio.gather(*(tree.terminate(grace_s=0) for tree in self.trees()))
-        for tree in self.trees():
-            tree.release()
 
 
 @atexit.register

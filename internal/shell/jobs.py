@@ -1,17 +1,20 @@
 """A session's background jobs: starting one within the session's limit, finding one by id,
 listing them, and stopping them all when the session closes. One job is job.py; what the model
-reads about it, job_report.py."""
+reads about it, job_report.py. Both are imported when a job starts or is looked up: every
+session has a job table, few calls start a job."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import ToolError
-from ..proc import KILL_GRACE_S, ProcessSupervisor
-from .job import Job
-from .job_report import summary
+
+if TYPE_CHECKING:
+    from ..proc import ProcessSupervisor
+    from .job import Job
 
 __all__ = ["JobTable"]
 
@@ -40,6 +43,9 @@ class JobTable:
         max_jobs: int,
         owner: ProcessSupervisor,
     ) -> Job:
+        from .job import Job
+        from .job_report import summary
+
         with self._lock:
             running = [job for job in self._jobs.values() if job.running]
             if len(running) >= max_jobs:
@@ -71,6 +77,8 @@ class JobTable:
             job = self._jobs.get(job_id.strip())
             known = list(self._jobs.values())
         if job is None:
+            from .job_report import summary
+
             listing = "\n".join(summary(j) for j in known) or "(none)"
             raise ToolError(
                 f"No background job {job_id!r} in this session. Its jobs:\n{listing}", {"error": "unknown_job"}
@@ -84,6 +92,9 @@ class JobTable:
     async def close(self) -> None:
         """Kill every running job and wait (bounded) until their threads finished."""
         jobs = [job for job in self.jobs() if job.running]
+        if not jobs:
+            return
+        from ..proc import KILL_GRACE_S
         for job in jobs:
             job.kill()
         for job in jobs:

@@ -14,7 +14,10 @@ forked: the file a profile's Edit leaves is the file the engine's edit leaves.
 
 from __future__ import annotations
 
-from ..tools.contract import Tool
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the CLI's parser reads PROFILES: a call through the session host never loads the tool layer
+    from ..tools.contract import Tool
 
 PROFILES = ("default", "claude", "codex")
 

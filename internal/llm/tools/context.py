@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ...cancel import CancelToken
-from ...config import Config
+from ...config import Config, skill_tiers
 from ...file_tracker import FileTracker
 from ...fsutil import paths as fspaths
 from ...fsutil.line_index import LineIndexCache
@@ -201,8 +201,6 @@ class ToolContext:
         """Where read-only tools read without asking: the workspace, the allowed dirs, the state
         dir (spilled outputs the tools point to) and the skill directories."""
         if self._readable_roots is None:
-            from ...skills import skill_tiers
-
             dirs = [self.workspace, *self.config.allowed_dirs, self.state.location()]
             dirs += skill_tiers(self.workspace, list(self.config.skill_paths))
             self._readable_roots = [fspaths.real_path(fspaths.from_workspace(self.workspace, d)) for d in dirs]

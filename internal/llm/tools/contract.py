@@ -96,6 +96,10 @@ class Tool(ABC):
     idempotent: ClassVar[bool] = False
     #: See ToolInfo.grammar.
     grammar: ClassVar[str | None] = None
+    #: False when ``run`` never waits for an event loop, given no language server: its blocking
+    #: work goes through ``cancel.in_thread``, which runs it in place when no loop runs. The CLI
+    #: then runs one call of it without importing asyncio (event_loop.py).
+    needs_event_loop: ClassVar[bool] = True
 
     def in_read_only_sessions(self) -> bool:
         return self.read_only or self.offered_read_only

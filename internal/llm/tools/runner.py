@@ -11,8 +11,6 @@ the session's permission service for what it is about to do (context.py).
 
 from __future__ import annotations
 
-import asyncio
-import difflib
 import json
 import logging
 import sys
@@ -80,8 +78,7 @@ async def _run_tool(tool: Tool, name: str, raw_params: Any, ctx: ToolContext) ->
         return error_response(exc, aborted=True)
     except ToolError as exc:
         return error_response(exc)
-    except asyncio.CancelledError:
-        raise
+    # asyncio.CancelledError is a BaseException: it passes the handlers below to the caller.
     except ModuleNotFoundError as exc:
         log.exception("tool %s is missing a dependency", name)
         return _error(
@@ -96,6 +93,8 @@ async def _run_tool(tool: Tool, name: str, raw_params: Any, ctx: ToolContext) ->
 
 
 def _unknown_tool(name: str, available: list[str]) -> str:
+    import difflib  # for a misspelt name only
+
     shown = name if len(name) <= 60 else name[:60] + "…"
     close = difflib.get_close_matches(name.lower(), available, n=1, cutoff=0.5)
     hint = f" Did you mean '{close[0]}'?" if close else ""

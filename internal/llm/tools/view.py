@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import codecs
 import io
 import os
@@ -94,6 +93,7 @@ class ViewTool(Tool):
     description = DESCRIPTION
     Params = ViewParams
     read_only = True
+    needs_event_loop = False
 
     async def run(self, params: ViewParams, ctx: PathServices) -> ToolResponse:
         path = ctx.resolve(params.file_path)
@@ -399,6 +399,8 @@ def _bounded_lines(reader: io.TextIOWrapper) -> Iterator[str]:
 
 
 def _read_image(fd: int, st: os.stat_result, path: Path, media_type: str) -> Page:
+    import base64  # images only: a text view does not load it
+
     size = st.st_size
     if size > MAX_IMAGE_BYTES:
         raise ToolError(f"Image {path} is {size} bytes, more than the {MAX_IMAGE_BYTES} byte limit for attachments.")
