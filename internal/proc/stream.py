@@ -39,7 +39,7 @@ class Streamed:
     #: The consumer had enough, or the run was stopped from outside: the process was killed.
     stopped: bool = False
     timed_out: bool = False
-    #: What the ``alongside`` work returned.
+    #: What work of the caller's done beside the run returned (the caller fills it in).
     alongside: Any = None
 
 
@@ -80,14 +80,10 @@ def run_streaming(
     control: StreamControl,
     timeout_s: float,
     max_stderr: int,
-    alongside: Callable[[], Any] | None = None,
 ) -> Streamed:
     """Run ``argv`` (stdin from the open descriptor ``stdin``), handing each chunk of its stdout
     to ``consume`` until that returns False (then the process is killed), the output ends, the
-    control stops it, or ``timeout_s`` passes. Blocking: call it on a worker thread.
-
-    ``alongside``: work of the caller's done on this thread once the process is started, while
-    it runs (its output waits in the pipe meanwhile); what it returns is in the result."""
+    control stops it, or ``timeout_s`` passes. Blocking: call it on a worker thread."""
     tree = ProcessTree()
     try:
         process = subprocess.Popen(
@@ -97,10 +93,7 @@ def run_streaming(
         tree.set_leader(process.pid)
         control.started(process.pid)
         try:
-            deadline = time.monotonic() + timeout_s
-            done_alongside = alongside() if alongside is not None else None
-            outcome = _pump(process, consume, control, deadline, max_stderr)
-            outcome.alongside = done_alongside
+            outcome = _pump(process, consume, control, time.monotonic() + timeout_s, max_stderr)
             if outcome.stopped or outcome.timed_out:
                 _kill_group(process.pid)
             outcome.returncode = process.wait(REAP_TIMEOUT_S)

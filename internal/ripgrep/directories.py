@@ -15,12 +15,20 @@ in is shown whatever they say. Symlinks are not followed, as rg does not follow 
 
 from __future__ import annotations
 
+import os
+import stat
 from contextlib import closing
 
 from ..cancel import CancelToken
 from .dirents import Kind, entries
 from .fallback import IGNORE_FILES, GlobSet, IgnoreRule, ignored, read_ignore, walk_start
 from .query import FileQuery
+
+#: Directories whose last look found a file (path → that file, relative to it), at most this
+#: many: an agent lists the same tree again and again, and checking one known file costs a few
+#: stats where looking for one reads a directory per level.
+WITNESSES_KEPT = 4096
+_witnesses: dict[str, str] = {}
 
 
 def shown_directories(query: FileQuery, cancel: CancelToken) -> list[str]:
@@ -57,7 +65,45 @@ def _subdirectories(
 
 def _holds_file(directory: str, rel_dir: str, above: list[IgnoreRule], globs: GlobSet, cancel: CancelToken) -> bool:
     """Whether a file that is not ignored lies anywhere below ``directory`` (not itself ignored;
-    ``above``: the rules in force in its parent).
+    ``above``: the rules in force in its parent). The file the last look found there is checked
+    first (:func:`_still_shown`); only when it no longer holds is the directory looked into."""
+    witness = _witnesses.get(directory)
+    if witness is not None and _still_shown(directory, rel_dir, above, globs, witness):
+        return True
+    found = _look(directory, rel_dir, above, globs, cancel)
+    if found is None:
+        _witnesses.pop(directory, None)
+        return False
+    if len(_witnesses) >= WITNESSES_KEPT:
+        _witnesses.clear()
+    _witnesses[directory] = found
+    return True
+
+
+def _still_shown(directory: str, rel_dir: str, above: list[IgnoreRule], globs: GlobSet, witness: str) -> bool:
+    """Whether the file ``witness`` (relative to ``directory``) is still one the listing shows:
+    every directory on the way still a directory (not a symlink) and not ignored, the file still
+    a regular file and not ignored, under the ignore files as they are now."""
+    current, rel_current, rules = directory, rel_dir, above
+    parts = witness.split("/")
+    for index, part in enumerate(parts):
+        rules = rules + read_ignore(current, rel_current)
+        path, rel = f"{current}/{part}", f"{rel_current}/{part}"
+        is_dir = index < len(parts) - 1
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            return False
+        if not (stat.S_ISDIR(mode) if is_dir else stat.S_ISREG(mode)):
+            return False
+        if not globs.allows(rel, is_dir) or ignored(rel, is_dir, rules):
+            return False
+        current, rel_current = path, rel
+    return True
+
+
+def _look(directory: str, rel_dir: str, above: list[IgnoreRule], globs: GlobSet, cancel: CancelToken) -> str | None:
+    """A file that is not ignored below ``directory``, relative to it; None when there is none.
 
     A directory's files are looked at before its subdirectories, and the look ends at the first
     file shown, so a directory with a file near its top costs a read of a few entries. Its own
@@ -82,11 +128,11 @@ def _holds_file(directory: str, rel_dir: str, above: list[IgnoreRule], globs: Gl
                     if own is None:  # met before the end: its own ignore files may come later
                         own = read_ignore(current, rel_current)
                     if not ignored(rel, False, current_above + own):
-                        return True
+                        return rel[len(rel_dir) + 1 :]
         if own is None:
             own = read_ignore(current, rel_current) if has_ignore_file else []
         rules = current_above + own
         for path, rel in subdirectories:
             if globs.allows(rel, True) and not ignored(rel, True, rules):
                 pending.append((path, rel, rules))
-    return False
+    return None

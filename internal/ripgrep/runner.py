@@ -24,6 +24,7 @@ import sys
 from collections.abc import Callable
 from concurrent.futures import Executor
 from pathlib import Path
+from typing import Any
 
 from ..cancel import CancelToken, race_cancel
 from ..errors import ToolError
@@ -42,6 +43,10 @@ LOADER_FAILED = 127
 #: How much rg stderr is kept for error messages.
 MAX_STDERR_BYTES = 4096
 
+#: Listings at most this deep run rg on one thread: they read few directories, and starting
+#: rg's thread pool costs more than it saves (depth 1 of the standard library: 4.1 ms against
+#: 6.5 ms; at depth 4 of a 60k-file tree the pool wins, 50 ms against 62 ms).
+SINGLE_THREAD_MAX_DEPTH = 2
 #: Globs excluded from every enumeration: VCS metadata is never useful to the model.
 ALWAYS_EXCLUDED = ("!.git",)
 
@@ -202,7 +207,7 @@ async def run_rg(
     stderr, returncode = streamed.stderr, streamed.returncode
     result = parser.result
     result.stopped_early, result.confined = streamed.stopped, executor is not None
-    result.directories = streamed.alongside or []
+    result.directories = streamed.alongside or []  # the walk, when there was one
     if result.confined and returncode == LOADER_FAILED and not parser.count():
         unconfinable(rg)  # its loader wanted a file it was not allowed: run it as before
         return await run_rg(rg, args, cwd=cwd, mode=mode, limit=limit, cancel=cancel, timeout=timeout,
@@ -230,22 +235,35 @@ async def _streamed(
     executor: Executor | None,
     alongside: Callable[[], list[str]] | None,
 ) -> Streamed:
-    """rg run to its end on ``executor``'s thread (the default one when None). Cancelled, it is
-    killed, and its thread is let finish (bounded) before the cancellation goes on."""
+    """rg run to its end on a thread of ``executor`` (the default pool when None), and the
+    ``alongside`` work on another of its threads at the same time (rg's start-up, mostly spent
+    outside Python, overlaps it). Cancelled, rg is killed, and both are let finish (bounded)
+    before the cancellation goes on."""
     loop = asyncio.get_running_loop()
     control = StreamControl()
     run = functools.partial(
         run_streaming, argv, cwd=cwd, stdin=_devnull(), consume=parser.feed, control=control, timeout_s=timeout,
-        max_stderr=MAX_STDERR_BYTES, alongside=alongside,
+        max_stderr=MAX_STDERR_BYTES,
     )  # fmt: skip
     running = loop.run_in_executor(executor, run)
+    work: list[asyncio.Future[Any]] = [running]
+    if alongside is not None:
+        work.append(loop.run_in_executor(executor, alongside))
     try:
-        return await asyncio.shield(running)
+        done = await asyncio.shield(asyncio.gather(*work))
     except asyncio.CancelledError:
         control.stop()
         with contextlib.suppress(BaseException):
-            await asyncio.wait_for(running, REAP_TIMEOUT_S)
+            await asyncio.wait_for(asyncio.gather(*work, return_exceptions=True), REAP_TIMEOUT_S)
         raise
+    except BaseException:
+        control.stop()  # the walk failed: rg is not needed any more
+        await asyncio.gather(*work, return_exceptions=True)
+        raise
+    streamed: Streamed = done[0]
+    if alongside is not None:
+        streamed.alongside = done[1]
+    return streamed
 
 
 @functools.cache
@@ -279,6 +297,8 @@ def _file_args(query: FileQuery) -> list[str]:
         args += ["--glob", glob]
     if query.max_depth is not None:
         args += ["--max-depth", str(query.max_depth)]
+        if query.max_depth <= SINGLE_THREAD_MAX_DEPTH:
+            args.append("--threads=1")
     return [*args, "--", str(query.root)]
 
 

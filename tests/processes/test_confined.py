@@ -219,3 +219,28 @@ def test_a_stuck_rg_is_stopped_and_reaped(tmp_path: Path, confined: bool, how: s
 
     asyncio.run(main())
     assert _rg_on(fifo) == []
+
+
+@needs_landlock
+def test_work_never_runs_on_a_thread_whose_restriction_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Of a confiner's two threads the second cannot be restricted: the directory walk sent to
+    it is refused, not run unconfined, and the listing is made again unconfined (and checked)."""
+    restrict = landlock.restrict_current_thread
+    calls = []
+
+    def first_only(dirs: object, files: object) -> None:
+        calls.append(1)
+        if len(calls) > 1:
+            raise OSError(1, "refused for the test")
+        restrict(dirs, files)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(landlock, "restrict_current_thread", first_only)
+    monkeypatch.setattr("agent_toolsmith.ripgrep.confine._unconfinable", set())
+    ws, _ = _tree(tmp_path)
+    (ws / "deep" / "er").mkdir(parents=True)
+    (ws / "deep" / "er" / "f.txt").write_text("x\n")
+    query = FileQuery(ws, max_depth=1, readable=(ws.resolve(),), with_directories=True)
+    result = asyncio.run(list_files(query, rg=RG, limit=100, cancel=CancelToken()))
+    assert len(calls) == 2, "both threads were started"
+    assert not result.confined
+    assert sorted(result.directories) == ["deep", "src"]

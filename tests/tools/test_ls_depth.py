@@ -132,3 +132,33 @@ def test_depth_lists_a_directory_named_through_a_symlink(tmp_path: Path, use_rg:
     full = listing(ws, {"path": "link"}, use_rg)
     assert full[1:] == ["  - sub/", "    - deep/", "      - f.txt", "  - top.txt"]
     assert listing(ws, {"path": "link", "depth": 1}, use_rg) == within(full, 1)
+
+
+@pytest.mark.parametrize("use_rg", [True, False])
+def test_a_directory_is_looked_into_again_when_the_file_that_showed_it_goes(tmp_path: Path, use_rg: bool) -> None:
+    """The file found below a directory last time is checked first; when it is gone, ignored,
+    replaced by a directory or reached through a symlink, the directory is looked into again."""
+    ws = tmp_path / "ws"
+    make(ws, ["a/b/only.txt", "keep.txt"])
+    shown = f"- {ws}/\n  - a/\n  - keep.txt"
+    hidden = f"- {ws}/\n  - keep.txt"
+    assert "\n".join(listing(ws, {"depth": 1}, use_rg)) == shown
+    (ws / ".gitignore").write_text("only.txt\n")  # ignored now: nothing else below a/
+    assert "\n".join(listing(ws, {"depth": 1}, use_rg)) == f"- {ws}/\n  - .gitignore\n  - keep.txt"
+    (ws / ".gitignore").unlink()
+    assert "\n".join(listing(ws, {"depth": 1}, use_rg)) == shown
+    (ws / "a" / "b" / "only.txt").unlink()
+    (ws / "a" / "b" / "only.txt").mkdir()  # a directory of that name, empty
+    assert "\n".join(listing(ws, {"depth": 1}, use_rg)) == hidden
+    (ws / "a" / "b" / "only.txt").rmdir()
+    (ws / "a" / "c" / "d").mkdir(parents=True)
+    (ws / "a" / "c" / "d" / "other.txt").write_text("x")
+    assert "\n".join(listing(ws, {"depth": 1}, use_rg)) == shown  # found again, elsewhere
+    (ws / "a" / "c" / "d" / "other.txt").unlink()
+    (ws / "a" / "c" / "d").rmdir()
+    (ws / "a" / "c").rmdir()
+    (ws / "outside").mkdir()
+    (ws / "outside" / "only.txt").write_text("x")
+    (ws / "a" / "b").rmdir()
+    (ws / "a" / "b").symlink_to(ws / "outside")  # the way to it is a symlink now: not followed
+    assert "\n".join(listing(ws, {"depth": 1}, use_rg)) == f"- {ws}/\n  - outside/\n  - keep.txt"
