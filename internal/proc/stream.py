@@ -22,7 +22,6 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from .tree import REAP_TIMEOUT_S, ProcessTree
 
@@ -39,8 +38,6 @@ class Streamed:
     #: The consumer had enough, or the run was stopped from outside: the process was killed.
     stopped: bool = False
     timed_out: bool = False
-    #: What work of the caller's done beside the run returned (the caller fills it in).
-    alongside: Any = None
 
 
 class StreamControl:

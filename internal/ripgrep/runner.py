@@ -215,11 +215,13 @@ async def run_rg(
         check_argument(arg, "search pattern or glob")
     executor = None if confine is None else confined_executor(confine, rg)
     try:
-        streamed = await race_cancel(_streamed([rg, *args], cwd, parser, timeout, executor, alongside), cancel)
+        streamed, directories = await race_cancel(
+            _streamed([rg, *args], cwd, parser, timeout, executor, alongside), cancel
+        )
     except PermissionError:
         if executor is None:
             raise
-        streamed = Streamed(LOADER_FAILED, b"")  # the kernel refused to start it confined
+        streamed, directories = Streamed(LOADER_FAILED, b""), None  # the kernel refused to start it confined
     if streamed.timed_out:
         raise ToolError(
             f"Search timed out after {timeout:.0f}s. Use a more specific path or pattern.",
@@ -228,7 +230,7 @@ async def run_rg(
     stderr, returncode = streamed.stderr, streamed.returncode
     result = parser.result
     result.stopped_early, result.confined = streamed.stopped, executor is not None
-    result.directories = streamed.alongside or []  # the walk, when there was one
+    result.directories = directories or []  # the walk's, when there was one
     if result.confined and returncode == LOADER_FAILED and not parser.count():
         unconfinable(rg)  # its loader wanted a file it was not allowed: run it as before
         return await run_rg(rg, args, cwd=cwd, mode=mode, limit=limit, cancel=cancel, timeout=timeout,
@@ -255,7 +257,7 @@ async def _streamed(
     timeout: float,
     executor: Executor | None,
     alongside: Callable[[], list[str]] | None,
-) -> Streamed:
+) -> tuple[Streamed, list[str] | None]:
     """rg run to its end on a thread of ``executor`` (the default pool when None), and the
     ``alongside`` work on another of its threads at the same time (rg's start-up, mostly spent
     outside Python, overlaps it). Cancelled, rg is killed, and both are let finish (bounded)
@@ -281,10 +283,7 @@ async def _streamed(
         control.stop()  # the walk failed: rg is not needed any more
         await asyncio.gather(*work, return_exceptions=True)
         raise
-    streamed: Streamed = done[0]
-    if alongside is not None:
-        streamed.alongside = done[1]
-    return streamed
+    return done[0], done[1] if alongside is not None else None
 
 
 @functools.cache
