@@ -3,8 +3,8 @@ paths holding newlines, ``:``, ``|`` and any Unicode, and texts holding ``\\r`` 
 
 from __future__ import annotations
 
+from agent_toolsmith.ripgrep.output import OutputParser
 from agent_toolsmith.ripgrep.query import Match
-from agent_toolsmith.ripgrep.runner import _Parser
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -28,8 +28,11 @@ def _expected(items: list[tuple[str, int, bool, bytes]]) -> list[Match]:
     return out
 
 
-def _feed(data: bytes, cuts: list[int]) -> list[Match]:
-    parser = _Parser("search", 10**9)
+def _feed(data: bytes, cuts: list[int], *, one_by_one: bool = False) -> list[Match]:
+    """``data`` fed in pieces cut at ``cuts``; ``one_by_one``: through the record-by-record scan."""
+    parser = OutputParser("search", 10**9)
+    if one_by_one:
+        parser._feed_lines = parser._feed_lines_one_by_one  # type: ignore[method-assign]
     start = 0
     for cut in sorted(c % (len(data) + 1) for c in cuts):
         parser.feed(data[start:cut])
@@ -43,17 +46,6 @@ def test_every_record_parses_whole_whatever_the_chunks(items: list[Record], cuts
     assert _feed(_serialise(items), cuts) == _expected(items)
 
 
-def _feed_one_by_one(data: bytes, cuts: list[int]) -> list[Match]:
-    parser = _Parser("search", 10**9)
-    parser._feed_lines = parser._feed_lines_one_by_one  # type: ignore[method-assign]
-    start = 0
-    for cut in sorted(c % (len(data) + 1) for c in cuts):
-        parser.feed(data[start:cut])
-        start = max(start, cut)
-    parser.feed(data[start:])
-    return parser.result.matches
-
-
 @given(records, st.binary(max_size=12), records, st.lists(st.integers(0, 10**6), max_size=4))
 def test_the_bulk_parse_reads_exactly_what_a_record_by_record_scan_reads(
     before: list[tuple[str, int, bool, bytes]], between: bytes, after: list[tuple[str, int, bool, bytes]],
@@ -62,11 +54,11 @@ def test_the_bulk_parse_reads_exactly_what_a_record_by_record_scan_reads(
     """Records are parsed in bulk when they follow one another; any other bytes (never from rg,
     and ambiguous: a path may hold a newline) make the parser scan record by record as before."""
     data = _serialise(before) + between + _serialise(after)
-    assert _feed(data, cuts) == _feed_one_by_one(data, cuts)
+    assert _feed(data, cuts) == _feed(data, cuts, one_by_one=True)
 
 
 def test_the_match_limit_stops_at_the_limit_and_keeps_context() -> None:
     items = [("a", 1, False, b"x"), ("a", 2, True, b"ctx"), ("a", 3, False, b"y"), ("b", 1, False, b"z")]
-    parser = _Parser("search", 2)
+    parser = OutputParser("search", 2)
     assert parser.feed(_serialise(items)) is False
     assert parser.result.matches == _expected(items[:3])

@@ -1,0 +1,139 @@
+"""rg's ``--null`` output, parsed as it streams: file listings (``--files``, ``-l``), matching
+and context lines, and per-file counts. Paths end at their NUL, so ``:``, ``|`` and newlines in
+names never misparse, and a line is decoded only once whole, so no UTF-8 sequence is split.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+
+from .query import Match, SearchResult, fs_path
+
+
+def mtime(path: str) -> float:
+    """A file's modification time; 0 when it cannot be had (gone meanwhile)."""
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
+#: ``path NUL number SEP text LF``: a path ends at its NUL (it may hold newlines, ``:`` or
+#: ``|``), the number at the first non-digit; SEP is ``|`` for a match line, ``-`` for context.
+_LINE_RECORD = re.compile(rb"([^\0]*)\0(\d+)([|-])([^\n]*)\n")
+#: ``path NUL count LF`` (``rg --count``).
+_COUNT_RECORD = re.compile(rb"([^\0]*)\0(\d+)\n")
+
+
+class OutputParser:
+    """Incremental parser for ``--null`` output; ``limit`` records then it asks to stop.
+
+    ``mode`` "files" reads NUL-terminated paths (``--files``, ``-l``); "search" reads
+    ``path NUL number SEP text LF`` where SEP is ``|`` for a match line and ``-`` for a context
+    line; "count" reads ``path NUL count LF`` (``-c``). Paths end at the first NUL (so ``:``,
+    ``|`` and newlines in names never misparse), the number at the first non-digit, and a line
+    is decoded only once whole, so no UTF-8 sequence is ever split. Context lines do not count
+    towards ``limit``.
+    """
+
+    def __init__(
+        self, mode: str, limit: int, with_mtimes: bool = False, on_path: Callable[[str], None] | None = None
+    ) -> None:
+        self.mode = mode
+        self.limit = limit
+        self.with_mtimes = with_mtimes
+        self.on_path = on_path
+        self.buffer = b""
+        self.result = SearchResult()
+        self.records = 0
+        self._last_raw = b""
+        self._last_path = ""
+
+    def count(self) -> int:
+        return self.records
+
+    def feed(self, chunk: bytes) -> bool:
+        """Consume ``chunk``; return False once ``limit`` records were collected."""
+        self.buffer += chunk
+        if self.mode == "files":
+            # Whole records only (up to the last NUL), decoded at once: a NUL never falls inside
+            # a UTF-8 sequence, so this is each path decoded on its own.
+            complete, separator, self.buffer = self.buffer.rpartition(b"\0")
+            records = fs_path(complete).split("\0") if separator else []
+            files = self.result.files
+            room = self.limit - len(files)
+            new = records[:room]
+            files.extend(new)
+            self.records = len(files)
+            if self.with_mtimes:  # stat now, while rg keeps enumerating on another core
+                self.result.mtimes.update(zip(new, map(mtime, new), strict=True))
+            return len(records) < room
+        if self.mode == "count":
+            return self._feed_counts()
+        return self._feed_lines()
+
+    def _feed_lines(self) -> bool:
+        buffer = self.buffer
+        records = _LINE_RECORD.findall(buffer)
+        whole = sum(len(p) + len(n) + len(t) + 3 for p, n, _, t in records)
+        if _LINE_RECORD.search(buffer, whole) is not None:  # bytes between records: never from rg
+            return self._feed_lines_one_by_one()
+        position = 0
+        append, path_of = self.result.matches.append, self._path
+        for raw_path, number, separator, text in records:
+            is_match = separator == b"|"
+            if is_match:
+                if self.records >= self.limit:
+                    self.buffer = buffer[position:]
+                    return False
+                self.records += 1
+            position += len(raw_path) + len(number) + len(text) + 3
+            if text[-1:] == b"\r":
+                text = text[:-1]
+            append(Match(path_of(raw_path), int(number), text.decode("utf-8", "replace"), not is_match))
+        self.buffer = buffer[position:]  # one copy of the unparsed tail per chunk
+        return True
+
+    def _feed_lines_one_by_one(self) -> bool:
+        buffer, position = self.buffer, 0
+        matches = self.result.matches
+        try:
+            for record in _LINE_RECORD.finditer(buffer):
+                raw_path, number, separator, text = record.groups()
+                if separator == b"|":
+                    if self.records >= self.limit:
+                        return False
+                    self.records += 1
+                position = record.end()
+                if text.endswith(b"\r"):
+                    text = text[:-1]
+                path = self._path(raw_path)
+                matches.append(Match(path, int(number), text.decode("utf-8", "replace"), separator == b"-"))
+            return True
+        finally:
+            self.buffer = buffer[position:]
+
+    def _feed_counts(self) -> bool:
+        buffer, position = self.buffer, 0
+        try:
+            for record in _COUNT_RECORD.finditer(buffer):
+                if self.records >= self.limit:
+                    return False
+                position = record.end()
+                self.result.counts[self._path(record[1])] = int(record[2])
+                self.records += 1
+            return True
+        finally:
+            self.buffer = buffer[position:]
+
+    def _path(self, raw: bytes) -> str:
+        """Decoded once per run of records from the same file (rg prints a file's lines together)."""
+        if raw != self._last_raw:
+            self._last_raw, self._last_path = raw, fs_path(raw)
+            if self.with_mtimes:  # stat now, while rg keeps searching on another core
+                self.result.mtimes[self._last_path] = mtime(self._last_path)
+            if self.on_path is not None:
+                self.on_path(self._last_path)
+        return self._last_path
