@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import logging
 import os
 import time
 from dataclasses import replace
@@ -31,6 +30,7 @@ from .llm.tools.context import ToolContext
 from .llm.tools.contract import DiagnosticsSource, Progress, ToolInfo, ToolResponse
 from .llm.tools.registry import ToolRegistry
 from .llm.tools.runner import run_tool
+from .logs import logger
 from .permission import Asker, PermissionService, ToolPolicy, allow_all, refusing_writes
 from .shell.state import ShellState
 from .state import PRIVATE_FILE_MODE, check_session_id
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from .audit import AuditLog
     from .checkpoints import ChangeLog, FileChange, RewindResult
 
-log = logging.getLogger("toolsmith")
+log = logger("toolsmith")
 
 
 class Session:

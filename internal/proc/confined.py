@@ -14,7 +14,6 @@ checks what it printed instead).
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections import OrderedDict
@@ -22,10 +21,11 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..logs import logger
 from . import landlock
 from .elf import loader_files
 
-log = logging.getLogger("toolsmith.proc")
+log = logger("toolsmith.proc")
 
 #: Restricted threads kept for reuse (one per distinct set of readable paths).
 MAX_CONFINED_THREADS = 8

@@ -10,7 +10,6 @@ servers — and the type checker holds the tool to it.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,6 +21,7 @@ from ...file_tracker import FileTracker
 from ...fsutil import paths as fspaths
 from ...fsutil.line_index import LineIndexCache
 from ...fsutil.locks import PathLocks
+from ...logs import logger
 from ...permission import PermissionRequest, PermissionService
 from ...proc import ProcessSupervisor
 from ...shell.jobs import JobTable
@@ -31,7 +31,7 @@ from ...syntax.parse import SyntaxCache
 from .builtins import BuiltinTools
 from .contract import DiagnosticsSource, Progress, ToolSet
 
-log = logging.getLogger("toolsmith")
+log = logger("toolsmith")
 
 __all__ = ["CallServices", "FileServices", "LspServices", "PathServices", "ProcessServices", "ToolContext"]
 
