@@ -36,6 +36,8 @@ def content_digest(data: bytes) -> str:
 
 @dataclass(frozen=True)
 class ReadRecord:
+    """How a file was when the session last read it (or wrote it), and when that was."""
+
     read_ns: int
     mtime_ns: int
     size: int
