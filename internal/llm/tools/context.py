@@ -20,7 +20,6 @@ from ...cancel import CancelToken
 from ...config import Config, skill_tiers
 from ...file_tracker import FileTracker
 from ...fsutil import paths as fspaths
-from ...fsutil.line_index import LineIndexCache
 from ...fsutil.locks import PathLocks
 from ...logs import logger
 from ...permission import PermissionRequest, PermissionService
@@ -29,6 +28,7 @@ from .builtins import BuiltinTools
 from .contract import DiagnosticsSource, Progress, ToolSet
 
 if TYPE_CHECKING:
+    from ...fsutil.line_index import LineIndexCache
     from ...proc import ProcessSupervisor
     from ...shell.jobs import JobTable
     from ...shell.state import ShellState
@@ -125,15 +125,16 @@ class ProcessServices(CallServices, Protocol):
 
 class MadeOnFirstUse:
     """The services many calls never touch (the shell's state, background jobs, process trees,
-    syntax trees), made when a call first asks: a one-shot view does not import the modules
-    behind them. One per session, shared by every copy of its context (:meth:`ToolContext.for_call`,
-    :meth:`ToolContext.variant`); ``None`` until made."""
+    syntax trees, line indexes of large files), made when a call first asks: a one-shot view
+    does not import the modules behind them. One per session, shared by every copy of its
+    context (:meth:`ToolContext.for_call`, :meth:`ToolContext.variant`); ``None`` until made."""
 
     def __init__(self) -> None:
         self.shell: ShellState | None = None
         self.jobs: JobTable | None = None
         self.processes: ProcessSupervisor | None = None
         self.syntax_trees: SyntaxCache | None = None
+        self.line_indexes: LineIndexCache | None = None
         # Calls run in worker threads: two first uses at once must still make one of each.
         self._lock = threading.Lock()
 
@@ -169,6 +170,14 @@ class MadeOnFirstUse:
                 self.syntax_trees = SyntaxCache()
             return self.syntax_trees
 
+    def get_line_indexes(self) -> LineIndexCache:
+        with self._lock:
+            if self.line_indexes is None:
+                from ...fsutil.line_index import LineIndexCache
+
+                self.line_indexes = LineIndexCache()
+            return self.line_indexes
+
 
 @dataclass
 class ToolContext:
@@ -186,14 +195,12 @@ class ToolContext:
     locks: PathLocks = field(default_factory=PathLocks)
     #: The state directory (spill files, shell state, logs); from ``config.state_dir``.
     state: StateDir = field(default=None)  # type: ignore[assignment]
-    #: Where view found line starts in large files (see fsutil/line_index.py).
-    line_indexes: LineIndexCache = field(default_factory=LineIndexCache)
     #: The tools this session offers (built-ins unless a front door found custom ones).
     tools: ToolSet = field(default_factory=BuiltinTools)
     #: Told of every commit the file tools made (its fsutil.commit.Change list), right after it
     #: succeeded: the session's checkpoints record before-images here (see checkpoints.py).
     on_commit: Callable[[Sequence[Any]], None] | None = None
-    #: The shell's state, jobs, process trees and syntax trees: the properties below.
+    #: The shell's state, jobs, process trees, syntax trees and line indexes: the properties below.
     made_on_first_use: MadeOnFirstUse = field(default_factory=MadeOnFirstUse, repr=False, compare=False)
 
     #: The readable roots, resolved once per call (see :meth:`for_call`).
@@ -226,6 +233,11 @@ class ToolContext:
     def syntax_trees(self) -> SyntaxCache:
         """The last syntax tree of files this session changed, for incremental reparsing."""
         return self.made_on_first_use.get_syntax_trees()
+
+    @property
+    def line_indexes(self) -> LineIndexCache:
+        """Where view found line starts in large files (see fsutil/line_index.py)."""
+        return self.made_on_first_use.get_line_indexes()
 
     def for_call(self) -> ToolContext:
         """This context for one call: the same services, with what a call may remember for its own
