@@ -6,13 +6,22 @@ from agent_toolsmith import Session, Config, CancelToken, Decision, PermissionRe
 from __future__ import annotations
 
 import importlib
-import logging
 from typing import TYPE_CHECKING, Any
 
+from . import logs
+
+
+def _null_handler() -> None:
+    import logging
+
+    logging.getLogger("toolsmith").addHandler(logging.NullHandler())
+
+
 # A library logs, the application decides where to: without this, warnings of ours (and of pygls,
-# which the LSP client forwards to "agent_toolsmith.lsp") would reach stderr through Python's
-# last-resort handler in an embedding process that configured no logging.
-logging.getLogger("toolsmith").addHandler(logging.NullHandler())
+# which the LSP client forwards to "toolsmith.lsp") would reach stderr through Python's
+# last-resort handler in an embedding process that configured no logging. Given to logs, so that
+# logging is not imported until something logs.
+logs.configure(_null_handler)
 
 __version__ = "0.3.0"
 

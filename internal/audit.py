@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import queue
 import threading
@@ -30,9 +29,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .logs import logger
 from .state import open_private
 
-log = logging.getLogger("toolsmith")
+log = logger("toolsmith")
 
 #: Key fragments whose values are never logged (extended by ``Config.audit_redact_keys``).
 DEFAULT_REDACT_KEYS: tuple[str, ...] = (

@@ -17,8 +17,6 @@ its language servers warm until it has been idle for a while or ``--end`` stops 
 
 from __future__ import annotations
 
-import argparse
-import functools
 import gc
 import io
 import json
@@ -29,81 +27,17 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from .cli_args import build_parser, plain_call
 from .event_loop import run_without_loop
 
 if TYPE_CHECKING:
+    from .cli_args import Arguments
     from .session import Session
 
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE = 0, 1, 2
 #: A reader that closed our stdout (``| head``) ends the run like SIGPIPE would.
 EXIT_BROKEN_PIPE = 141
 _USAGE_ERRORS = ("invalid_params", "unknown_tool", "tool_not_offered")
-#: --schema --format values (see internal/llm/providers).
-PROVIDER_FORMATS = ("anthropic", "openai", "openai-chat", "gemini")
-
-
-def _parser() -> argparse.ArgumentParser:
-    from .llm.profiles import PROFILES
-
-    parser = argparse.ArgumentParser(
-        prog="toolsmith",
-        description="Run one Toolsmith tool call and print its result.",
-        epilog="Exit codes: 0 ok, 1 the tool returned an error, 2 usage or invalid parameters.",
-        # Each add_argument makes a formatter to check the metavar, and argparse's own asks for the
-        # terminal's width (importing shutil, ~2 ms): that check needs no width. Help and usage
-        # errors get argparse's own formatter back below.
-        formatter_class=functools.partial(argparse.HelpFormatter, width=80),
-    )
-    parser.add_argument("--cwd", default=".", help="workspace root (default: current directory)")
-    parser.add_argument(
-        "--session",
-        help="session id whose state persists across invocations ([A-Za-z0-9._-], ≤ 64); its calls run "
-        "in a per-session host process that keeps language servers and jobs alive between calls",
-    )
-    parser.add_argument(
-        "--end",
-        action="store_true",
-        help="with --session: stop the session's host process and everything it runs (its state file stays)",
-    )
-    parser.add_argument("--config", metavar="FILE", help="a config file read after the user's and the workspace's")
-    parser.add_argument("--json", action="store_true", help="print the whole response envelope as JSON")
-    parser.add_argument(
-        "--no-lsp",
-        action="store_true",
-        help="no language-server diagnostics for this call (with --session: this call only)",
-    )
-    parser.add_argument("--list", action="store_true", help="list the tools with what each does")
-    parser.add_argument(
-        "--schema", action="store_true", help="print every tool's (or one named tool's) description and parameters"
-    )
-    parser.add_argument(
-        "--format",
-        choices=PROVIDER_FORMATS,
-        help="with --schema: the tool declarations as that provider's API takes them",
-    )
-    parser.add_argument(
-        "--profile",
-        default="default",
-        choices=PROFILES,
-        help="the tool shapes to offer: the engine's own (default), Claude's (Read, Edit, Grep, ...) or Codex's "
-        "(apply_patch, exec_command, ...)",
-    )
-    parser.add_argument("--audit-log", metavar="FILE", help="append one JSON line per tool call to FILE")
-    parser.add_argument("--version", action="store_true", help="print the version")
-    parser.add_argument(
-        "--batch", metavar="FILE", help='run a JSONL file of {"tool", "params", "id"?} calls ("-": stdin)'
-    )
-    parser.add_argument("--checkpoint", action="store_true", help="with --session: mark a checkpoint, print its id")
-    parser.add_argument("--changes", metavar="CHECKPOINT", help="with --session: the files changed since CHECKPOINT")
-    parser.add_argument(
-        "--rewind", metavar="CHECKPOINT", help="with --session: put back every file changed since CHECKPOINT"
-    )
-    parser.add_argument("--force", action="store_true", help="with --rewind: overwrite files changed by others too")
-    parser.add_argument("tool", nargs="?", help="tool name (help TOOL: the tool's description and parameters)")
-    parser.add_argument("params", nargs="?", help="parameters as JSON, or - to read them from stdin")
-    parser.formatter_class = argparse.HelpFormatter
-    return parser
-
 
 _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)\.(?:\s|$)")
 
@@ -134,17 +68,19 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _command(words: list[str]) -> int:
-    wants_help = any(word in ("-h", "--help") for word in words)
-    parser = _parser()
-    args = parser.parse_args([word for word in words if word not in ("-h", "--help")] if wants_help else words)
-    if wants_help and not args.tool:
-        parser.print_help()
-        return EXIT_OK
-    if args.tool == "help" or wants_help:
-        args.schema, args.help_tool = True, args.params if args.tool == "help" else args.tool
-        if not args.help_tool:
+    args: Arguments | None = plain_call(words)
+    if args is None:
+        wants_help = any(word in ("-h", "--help") for word in words)
+        parser = build_parser()
+        args = parser.parse_args([word for word in words if word not in ("-h", "--help")] if wants_help else words)
+        if wants_help and not args.tool:
             parser.print_help()
             return EXIT_OK
+        if args.tool == "help" or wants_help:
+            args.schema, args.help_tool = True, args.params if args.tool == "help" else args.tool
+            if not args.help_tool:
+                parser.print_help()
+                return EXIT_OK
     try:
         return _main(args, sys.stdin, sys.stdout)
     except KeyboardInterrupt:
@@ -162,7 +98,7 @@ def _command(words: list[str]) -> int:
 _READ_ONLY_WITHOUT_LSP = frozenset({"view", "read_many", "grep", "glob", "ls"})
 
 
-def _one_shot_without_lsp(args: argparse.Namespace) -> bool:
+def _one_shot_without_lsp(args: Arguments) -> bool:
     """One call of a tool that needs no language server, with no session state to keep: the
     call is the same without the LSP layer, which is then not even imported."""
     return not args.session and not args.batch and args.tool in _READ_ONLY_WITHOUT_LSP
@@ -173,7 +109,7 @@ def _usage(message: str) -> int:
     return EXIT_USAGE
 
 
-def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
+def _main(args: Arguments, stdin: TextIO, stdout: TextIO) -> int:
     if args.version:
         from . import __version__
 
@@ -224,7 +160,7 @@ def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     return _in_process(args, cwd, config, stdin, stdout)
 
 
-async def _via_host(args: argparse.Namespace, cwd: Path, config: Any, stdin: TextIO, stdout: TextIO) -> int | None:
+async def _via_host(args: Arguments, cwd: Path, config: Any, stdin: TextIO, stdout: TextIO) -> int | None:
     """Run the call(s) in the session's host process; None when it cannot (then run in-process)."""
     from .session_host import HostLost, HostMismatch, HostUnavailable, end_host, host_paths, run_call
 
@@ -273,7 +209,7 @@ async def _via_host(args: argparse.Namespace, cwd: Path, config: Any, stdin: Tex
         return None
 
 
-def _in_process(args: argparse.Namespace, cwd: Path, config: Any, stdin: TextIO, stdout: TextIO) -> int:
+def _in_process(args: Arguments, cwd: Path, config: Any, stdin: TextIO, stdout: TextIO) -> int:
     """The call(s) in a session of this process: under asyncio, or without an event loop when
     nothing in them waits for one (see :func:`_needs_event_loop`)."""
     from .session import Session
@@ -295,7 +231,7 @@ def _in_process(args: argparse.Namespace, cwd: Path, config: Any, stdin: TextIO,
     return asyncio.run(_session_calls(session, args, stdin, stdout))
 
 
-def _needs_event_loop(args: argparse.Namespace, session: Session) -> bool:
+def _needs_event_loop(args: Arguments, session: Session) -> bool:
     """Whether the call needs asyncio: one call of a tool whose run never waits for a loop
     (``Tool.needs_event_loop``, e.g. view), with no language server, runs without one."""
     if args.batch or args.checkpoint or args.changes or args.rewind or session.ctx.lsp is not None:
@@ -309,7 +245,7 @@ def _needs_event_loop(args: argparse.Namespace, session: Session) -> bool:
     return tool.needs_event_loop
 
 
-async def _session_calls(session: Session, args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
+async def _session_calls(session: Session, args: Arguments, stdin: TextIO, stdout: TextIO) -> int:
     """Run the call(s) in ``session``; then save its state (``--session``) and close it."""
 
     async def run(tool: str, params: Any) -> dict[str, Any]:
@@ -339,7 +275,7 @@ def _print(envelope: dict[str, Any], as_json: bool, stdout: TextIO) -> None:
     stdout.flush()
 
 
-def _describe_tools(args: argparse.Namespace, cwd: Path, config: Any, stdout: TextIO) -> int:
+def _describe_tools(args: Arguments, cwd: Path, config: Any, stdout: TextIO) -> int:
     """--list and --schema: the built-in tools and the workspace's custom tools."""
     from .llm.tools.registry import ToolRegistry
 
@@ -388,7 +324,7 @@ def tool_help(info: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
-async def _checkpoint_command(session: Any, args: argparse.Namespace, stdout: TextIO) -> int:
+async def _checkpoint_command(session: Any, args: Arguments, stdout: TextIO) -> int:
     """--checkpoint / --changes / --rewind: thin over Session (the log lives in the state dir)."""
     from .errors import ToolError
 

@@ -27,7 +27,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import describe_value
 from .fsutil.paths import from_workspace
@@ -250,8 +250,10 @@ class _Wrong(Exception):
         self.got = got
 
 
-@dataclass(frozen=True)
-class _Key:
+class _Key(NamedTuple):
+    """What one TOML key sets: the Config field, how its value is checked, whether it holds paths.
+    (A NamedTuple: a dataclass would cost every start-up, config file or not, half a millisecond.)"""
+
     field: str
     check: Callable[[Any], Any]
     #: "path" / "paths": strings made into paths, relative ones from the workspace root.

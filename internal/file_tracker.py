@@ -10,7 +10,6 @@ nanosecond mtime, size, ctime and inode. ctime cannot be set back from user spac
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections import OrderedDict
@@ -27,12 +26,18 @@ MAX_SNAPSHOTS = 32
 
 
 def content_digest(data: bytes) -> str:
+    # Imported here: hashlib loads OpenSSL (~2.5 ms), and a one-shot view never digests (the
+    # bytes it read are kept, and a snapshot decides by comparing them).
+    import hashlib
+
     # SHA-256 is hardware-accelerated on current CPUs: twice as fast as BLAKE2 here.
     return hashlib.sha256(data).hexdigest()[:32]
 
 
 @dataclass(frozen=True)
 class ReadRecord:
+    """How a file was when the session last read it (or wrote it), and when that was."""
+
     read_ns: int
     mtime_ns: int
     size: int

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import logging
 import os
 import time
 from dataclasses import replace
@@ -31,8 +30,8 @@ from .llm.tools.context import ToolContext
 from .llm.tools.contract import DiagnosticsSource, Progress, ToolInfo, ToolResponse
 from .llm.tools.registry import ToolRegistry
 from .llm.tools.runner import run_tool
+from .logs import logger
 from .permission import Asker, PermissionService, ToolPolicy, allow_all, refusing_writes
-from .shell.state import ShellState
 from .state import PRIVATE_FILE_MODE, check_session_id
 
 if TYPE_CHECKING:
@@ -42,7 +41,7 @@ if TYPE_CHECKING:
     from .audit import AuditLog
     from .checkpoints import ChangeLog, FileChange, RewindResult
 
-log = logging.getLogger("toolsmith")
+log = logger("toolsmith")
 
 
 class Session:
@@ -319,17 +318,23 @@ class Session:
         return available_skills_xml(self.ctx.workspace, list(self.ctx.config.skill_paths))
 
     async def close(self) -> None:
+        # Only what calls made (MadeOnFirstUse): closing a session that ran no process, no job,
+        # does not import the modules behind them.
+        made = self.ctx.made_on_first_use
         # Kill first, synchronously: a close given a deadline (the MCP server's) still stops
         # every process even if the waits below are cut short.
-        self.ctx.processes.kill_all_now()
+        if made.processes is not None:
+            made.processes.kill_all_now()
         if self._idle_timer is not None:
             self._idle_timer.cancel()
             self._idle_timer = None
         if self._idle_stop is not None:
             with contextlib.suppress(Exception):
                 await self._idle_stop
-        await self.ctx.jobs.close()
-        await self.ctx.processes.close()
+        if made.jobs is not None:
+            await made.jobs.close()
+        if made.processes is not None:
+            await made.processes.close()
         if self.ctx.lsp is not None:
             await self.ctx.lsp.close()
         if self._owns_audit and self.audit is not None:
@@ -356,6 +361,8 @@ class Session:
         if isinstance(data.get("files"), dict):
             self.ctx.files = FileTracker.from_json(data["files"])
         if isinstance(data.get("shell"), dict):
+            from .shell.state import ShellState
+
             self.ctx.shell = ShellState.from_json(data["shell"])
         if self.ctx.lsp is not None and "lsp" in data:
             self.ctx.lsp.load_json(data["lsp"])

@@ -15,6 +15,7 @@ import re
 import stat
 from pathlib import Path
 
+from . import logs
 from .config import STATE_DIR_ENV
 
 #: Directory and file modes: only the owner may look inside.
@@ -107,18 +108,23 @@ def open_private(path: Path, flags: int = os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
 
 def log_to_file(path: Path, loggers: tuple[str, ...]) -> None:
     """Send these loggers to ``path`` (created private), never to a terminal or a protocol stream:
-    the CLI's stdout is what the model reads, the MCP server's is the protocol."""
-    import logging
-
-    handler: logging.Handler
+    the CLI's stdout is what the model reads, the MCP server's is the protocol. The file is
+    created now; the handlers are set up when logging is loaded (see logs.py)."""
     try:
         os.close(open_private(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND))
-        handler = logging.FileHandler(path, delay=True)
+        writable = True
     except OSError:
-        handler = logging.NullHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
-    for name in loggers:
-        logger = logging.getLogger(name)
-        logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
-        logger.propagate = False
+        writable = False
+
+    def setup() -> None:
+        import logging
+
+        handler = logging.FileHandler(path, delay=True) if writable else logging.NullHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+        for name in loggers:
+            logger = logging.getLogger(name)
+            logger.addHandler(handler)
+            logger.setLevel(logging.INFO)
+            logger.propagate = False
+
+    logs.configure(setup)

@@ -18,8 +18,11 @@ from agent_toolsmith.config import Config
 from agent_toolsmith.session import Session
 
 ROOT = Path(__file__).resolve().parents[1]
-#: What a view must not load: an event loop, and the dependencies of other tools.
-HEAVY = ("asyncio", "ssl", "httpx", "pygls", "lsprotocol", "mcp", "tree_sitter", "nbformat", "pypdf", "bashlex")
+#: What a view must not load: an event loop, the dependencies of other tools, and logging (which
+#: only a record needs: internal/logs.py).
+HEAVY = (
+    "asyncio", "ssl", "httpx", "pygls", "lsprotocol", "mcp", "tree_sitter", "nbformat", "pypdf", "bashlex", "logging"
+)  # fmt: skip
 #: Runs the CLI in this process, then prints which of HEAVY it loaded. argv[1] picks the entry
 #: point: the repository's ``python -m cmd.tools``, or the installed package the ``toolsmith``
 #: script calls.

@@ -10,14 +10,14 @@ converted to the character columns view shows, both ways (positions.py).
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable
 from typing import Any
 
+from ..logs import logger
 from .documents import ServerDocuments
 
-log = logging.getLogger("toolsmith.lsp")
+log = logger("toolsmith.lsp")
 
 #: initialize may take a while on a cold server (basedpyright starts node). Callers on a tool's
 #: path pass their own, smaller budget.

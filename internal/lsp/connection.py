@@ -27,11 +27,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..logs import get as get_logger
 from ..state import open_private
 from .api import LspError
 from .servers import ServerConfig, find_executable
 
-log = logging.getLogger("toolsmith.lsp")
+#: A real Logger (pygls' reader takes one), with the settings (the CLI's log file) applied.
+log = get_logger("toolsmith.lsp")
 T = TypeVar("T")
 
 #: The liveness probe: a request no server implements, so any server that reads its input
@@ -46,7 +48,7 @@ _IDS = itertools.count(1)
 def _route_pygls_logging() -> None:
     """pygls logs ("Ignoring notification for unknown method …") under its own logger, which
     without handlers falls through to Python's last-resort stderr printer. Send it to ours."""
-    pygls_log = logging.getLogger("pygls")
+    pygls_log = get_logger("pygls")
     if not pygls_log.handlers:
         pygls_log.addHandler(_Forward())
         pygls_log.propagate = False

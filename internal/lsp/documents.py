@@ -10,20 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..fsutil.uris import uri_to_path
+from ..logs import logger
 from .api import LspError
 from .connection import ServerConnection
 from .diagnostics import Diag
 from .positions import to_char
 from .servers import ServerConfig
 
-log = logging.getLogger("toolsmith.lsp")
+log = logger("toolsmith.lsp")
 
 #: tsserver's own diagnostics, asked through typescript-language-server's documented
 #: ``typescript.tsserverRequest`` command: tsserver answers in order after the change, so the

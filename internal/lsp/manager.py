@@ -22,7 +22,6 @@ changed (finding and opening the files that import it); a view at most VIEW_WAIT
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections import Counter
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import Config
 from ..fsutil.uris import uri_to_path
+from ..logs import logger
 from ..state import StateDir
 from .api import LspError
 from .client import LspClient
@@ -41,7 +41,7 @@ from .supervisor import ServerSupervisor, instance_key
 if TYPE_CHECKING:
     from .api import NavigationSource
 
-log = logging.getLogger("toolsmith.lsp")
+log = logger("toolsmith.lsp")
 
 #: A diagnostics set counts as settled after this long without another publish.
 QUIET_S = 0.2

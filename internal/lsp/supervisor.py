@@ -11,19 +11,19 @@ invocations with the session state (:meth:`ServerSupervisor.to_json`).
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..config import Config
+from ..logs import logger
 from ..state import StateDir
 from .api import LspError
 from .client import INIT_TIMEOUT_S, LspClient
 from .servers import ServerConfig, find_root, missing_servers, servers_for
 
-log = logging.getLogger("toolsmith.lsp")
+log = logger("toolsmith.lsp")
 
 #: After a server fails, it is not tried again for this long (doubling per failure, capped).
 FIRST_BACKOFF_S = 60.0

@@ -4,19 +4,19 @@ client's roots as directories."""
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..fsutil.uris import is_file_uri, uri_to_path
+from ..logs import logger
 from .sdk import ServerRequestContext, types
 
 if TYPE_CHECKING:
     from ..llm.tools.contract import ToolInfo, ToolResponse
 
-log = logging.getLogger("toolsmith")
+log = logger("toolsmith")
 
 #: How long a call waits for the client's roots before going on without them.
 ROOTS_TIMEOUT_S = 5.0

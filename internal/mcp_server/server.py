@@ -6,7 +6,6 @@ created on its first call, closed when deleted, idle or at shutdown. The transpo
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import time
 from dataclasses import dataclass, field, replace
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
+from ..logs import logger
 from .convert import ProgressReporter, call_result, client_roots, mcp_tool
 from .sdk import HANDSHAKE_PROTOCOL_VERSIONS, Server, ServerRequestContext, types
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # imported when first needed: `initialize` is answered before
     from ..llm.tools.registry import ToolRegistry
     from ..session import Session
 
-log = logging.getLogger("toolsmith")
+log = logger("toolsmith")
 
 #: An HTTP session with no call for this long is closed (its shells and language servers too);
 #: ``--session-idle`` sets it. A session with a call running is never closed.

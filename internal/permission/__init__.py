@@ -24,6 +24,9 @@ class Decision(enum.Enum):
 
 @dataclass(frozen=True)
 class PermissionRequest:
+    """One action a tool asks to take: the asker sees it, a session-wide answer covers its
+    ``session_key``."""
+
     tool: str
     action: str
     #: The file or directory acted on, or the command line for bash, or the URL for fetch.

@@ -14,7 +14,6 @@ checks what it printed instead).
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections import OrderedDict
@@ -24,10 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..logs import logger
 from . import landlock
 from .elf import loader_files
 
-log = logging.getLogger("toolsmith.proc")
+log = logger("toolsmith.proc")
 T = TypeVar("T")
 
 #: Sets of restricted threads kept for reuse (one set per distinct set of readable paths).

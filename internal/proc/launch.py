@@ -11,19 +11,19 @@ pipes are separate, and every wait has a bound.
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import ToolError
+from ..logs import logger
 from .tree import KILL_GRACE_S, REAP_TIMEOUT_S, ProcessSupervisor, ProcessTree
 
 if TYPE_CHECKING:
     import subprocess
 
-log = logging.getLogger("toolsmith.proc")
+log = logger("toolsmith.proc")
 
 READ_LIMIT = 64 * 1024
 

@@ -8,15 +8,15 @@ findable, and their exit statuses come to us. The flag is process-wide by nature
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import sys
 import threading
 from collections.abc import Mapping
 
+from ..logs import logger
 from .procfs import ProcStat, descendant_table, process_table
 
-log = logging.getLogger("toolsmith.proc")
+log = logger("toolsmith.proc")
 
 #: ``prctl`` option number (linux/prctl.h).
 PR_SET_CHILD_SUBREAPER = 36

@@ -43,9 +43,9 @@ def host_main(directory: str, spec_json: str) -> int:
     try:
         return asyncio.run(_serve(HostPaths(Path(directory)), spec))
     except Exception as exc:  # before READY the starting CLI shows this line; after, the log has it
-        import logging
+        from ..logs import get as get_logger
 
-        logging.getLogger("toolsmith").exception("the session host failed")
+        get_logger("toolsmith").exception("the session host failed")
         sys.stdout.write(f"{type(exc).__name__}: {exc}\n")
         sys.stdout.flush()
         return 1

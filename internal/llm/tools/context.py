@@ -10,28 +10,31 @@ servers — and the type checker holds the tool to it.
 
 from __future__ import annotations
 
-import logging
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...cancel import CancelToken
 from ...config import Config, skill_tiers
 from ...file_tracker import FileTracker
 from ...fsutil import paths as fspaths
-from ...fsutil.line_index import LineIndexCache
 from ...fsutil.locks import PathLocks
+from ...logs import logger
 from ...permission import PermissionRequest, PermissionService
-from ...proc import ProcessSupervisor
-from ...shell.jobs import JobTable
-from ...shell.state import ShellState
 from ...state import StateDir
-from ...syntax.parse import SyntaxCache
 from .builtins import BuiltinTools
 from .contract import DiagnosticsSource, Progress, ToolSet
 
-log = logging.getLogger("toolsmith")
+if TYPE_CHECKING:
+    from ...fsutil.line_index import LineIndexCache
+    from ...proc import ProcessSupervisor
+    from ...shell.jobs import JobTable
+    from ...shell.state import ShellState
+    from ...syntax.parse import SyntaxCache
+
+log = logger("toolsmith")
 
 __all__ = ["CallServices", "FileServices", "LspServices", "PathServices", "ProcessServices", "ToolContext"]
 
@@ -120,6 +123,62 @@ class ProcessServices(CallServices, Protocol):
     def jobs(self) -> JobTable: ...
 
 
+class MadeOnFirstUse:
+    """The services many calls never touch (the shell's state, background jobs, process trees,
+    syntax trees, line indexes of large files), made when a call first asks: a one-shot view
+    does not import the modules behind them. One per session, shared by every copy of its
+    context (:meth:`ToolContext.for_call`, :meth:`ToolContext.variant`); ``None`` until made."""
+
+    def __init__(self) -> None:
+        self.shell: ShellState | None = None
+        self.jobs: JobTable | None = None
+        self.processes: ProcessSupervisor | None = None
+        self.syntax_trees: SyntaxCache | None = None
+        self.line_indexes: LineIndexCache | None = None
+        # Calls run in worker threads: two first uses at once must still make one of each.
+        self._lock = threading.Lock()
+
+    def get_shell(self) -> ShellState:
+        with self._lock:
+            if self.shell is None:
+                from ...shell.state import ShellState
+
+                self.shell = ShellState()
+            return self.shell
+
+    def get_jobs(self) -> JobTable:
+        with self._lock:
+            if self.jobs is None:
+                from ...shell.jobs import JobTable
+
+                self.jobs = JobTable()
+            return self.jobs
+
+    def get_processes(self) -> ProcessSupervisor:
+        with self._lock:
+            if self.processes is None:
+                from ...proc import ProcessSupervisor
+
+                self.processes = ProcessSupervisor()
+            return self.processes
+
+    def get_syntax_trees(self) -> SyntaxCache:
+        with self._lock:
+            if self.syntax_trees is None:
+                from ...syntax.parse import SyntaxCache
+
+                self.syntax_trees = SyntaxCache()
+            return self.syntax_trees
+
+    def get_line_indexes(self) -> LineIndexCache:
+        with self._lock:
+            if self.line_indexes is None:
+                from ...fsutil.line_index import LineIndexCache
+
+                self.line_indexes = LineIndexCache()
+            return self.line_indexes
+
+
 @dataclass
 class ToolContext:
     """One session's services, all of them: the runner holds this; a tool sees the narrow
@@ -134,22 +193,15 @@ class ToolContext:
     progress: Progress = _no_progress
     lsp: DiagnosticsSource | None = None
     locks: PathLocks = field(default_factory=PathLocks)
-    shell: ShellState = field(default_factory=ShellState)
     #: The state directory (spill files, shell state, logs); from ``config.state_dir``.
     state: StateDir = field(default=None)  # type: ignore[assignment]
-    #: Where view found line starts in large files (see fsutil/line_index.py).
-    line_indexes: LineIndexCache = field(default_factory=LineIndexCache)
-    #: The last syntax tree of files this session changed, for incremental reparsing.
-    syntax_trees: SyntaxCache = field(default_factory=SyntaxCache)
     #: The tools this session offers (built-ins unless a front door found custom ones).
     tools: ToolSet = field(default_factory=BuiltinTools)
     #: Told of every commit the file tools made (its fsutil.commit.Change list), right after it
     #: succeeded: the session's checkpoints record before-images here (see checkpoints.py).
     on_commit: Callable[[Sequence[Any]], None] | None = None
-    #: Every process tree this session's calls started; closing the session kills them.
-    processes: ProcessSupervisor = field(default_factory=ProcessSupervisor)
-    #: Background jobs (bash ``run_in_background``), read by job_output, fed by job_input.
-    jobs: JobTable = field(default_factory=JobTable)
+    #: The shell's state, jobs, process trees, syntax trees and line indexes: the properties below.
+    made_on_first_use: MadeOnFirstUse = field(default_factory=MadeOnFirstUse, repr=False, compare=False)
 
     #: The readable roots, resolved once per call (see :meth:`for_call`).
     _readable_roots: list[Path] | None = field(default=None, init=False, repr=False, compare=False)
@@ -157,6 +209,35 @@ class ToolContext:
     def __post_init__(self) -> None:
         if self.state is None:
             self.state = StateDir(self.config.state_dir)
+
+    @property
+    def shell(self) -> ShellState:
+        """The shell's directory and exported variables, as bash left them."""
+        return self.made_on_first_use.get_shell()
+
+    @shell.setter
+    def shell(self, state: ShellState) -> None:
+        self.made_on_first_use.shell = state
+
+    @property
+    def jobs(self) -> JobTable:
+        """Background jobs (bash ``run_in_background``), read by job_output, fed by job_input."""
+        return self.made_on_first_use.get_jobs()
+
+    @property
+    def processes(self) -> ProcessSupervisor:
+        """Every process tree this session's calls started; closing the session kills them."""
+        return self.made_on_first_use.get_processes()
+
+    @property
+    def syntax_trees(self) -> SyntaxCache:
+        """The last syntax tree of files this session changed, for incremental reparsing."""
+        return self.made_on_first_use.get_syntax_trees()
+
+    @property
+    def line_indexes(self) -> LineIndexCache:
+        """Where view found line starts in large files (see fsutil/line_index.py)."""
+        return self.made_on_first_use.get_line_indexes()
 
     def for_call(self) -> ToolContext:
         """This context for one call: the same services, with what a call may remember for its own

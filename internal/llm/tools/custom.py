@@ -16,7 +16,6 @@ refusal (or the override) is logged and kept in ``ToolRegistry.problems``.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import shlex
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...config import WORKSPACE_TOOLS_DIR, Config, user_tools_dir
+from ...logs import logger
 from ...shell.state import ShellState
 from .builtins import TOOL_MODULES
 from .command_call import DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, run_command_call
@@ -32,7 +32,7 @@ from .context import ProcessServices
 from .contract import Tool, ToolInfo, ToolResponse
 from .params import param
 
-log = logging.getLogger("toolsmith")
+log = logger("toolsmith")
 
 #: Names every provider accepts (Anthropic and OpenAI: [A-Za-z0-9_-]{1,64}; Gemini: starts with
 #: a letter or underscore) and MCP clients display.

@@ -15,7 +15,6 @@ import asyncio
 import concurrent.futures
 import contextvars
 import functools
-import logging
 import os
 import threading
 from collections.abc import Awaitable, Callable, Sequence
@@ -29,6 +28,7 @@ from ...errors import IsDirectory, ToolCancelled
 from ...fsutil.commit import Change, Committed, commit, modifiable_error
 from ...fsutil.paths import open_regular_file, read_error
 from ...fsutil.textio import TextFile, decode_bytes
+from ...logs import logger
 from ...permission import PermissionRequest
 from .context import FileServices
 from .file_gate import gate_change
@@ -38,7 +38,7 @@ __all__ = [
     "load_for_edit", "plan_ask_commit", "read_for_change", "with_notes", "write_settled",
 ]  # fmt: skip
 
-log = logging.getLogger("toolsmith")
+log = logger("toolsmith")
 Check = Callable[[], None]
 
 

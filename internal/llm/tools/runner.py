@@ -12,18 +12,18 @@ the session's permission service for what it is about to do (context.py).
 from __future__ import annotations
 
 import json
-import logging
 import sys
 import time
 from typing import Any
 
 from ...errors import InvalidParams, ToolCancelled, ToolError, UnknownTool
+from ...logs import logger
 from .builtins import get_tool
 from .context import ToolContext
 from .contract import Tool, ToolResponse
 from .params import ParamsError, parse_params
 
-log = logging.getLogger("toolsmith")
+log = logger("toolsmith")
 
 __all__ = ["run_engine_tool", "run_tool"]
 

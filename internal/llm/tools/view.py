@@ -13,7 +13,6 @@ from typing import Any
 from ...cancel import in_thread
 from ...documents import MAX_IMAGES_PER_VIEW, MAX_PAGES_PER_VIEW, is_notebook, is_pdf
 from ...errors import ToolError
-from ...fsutil.line_index import read_lines
 from ...fsutil.paths import open_regular_file, read_error
 from ...fsutil.textio import BINARY_SNIFF_BYTES, decode_bytes, detect_bom, looks_binary
 from ...truncate import cut_utf8
@@ -331,6 +330,8 @@ def _indexed_page(
     fd: int, st: os.stat_result, base: int, encoding: str, offset: int, limit: int, ctx: PathServices, check: Check
 ) -> Page:
     """Lines of a large ASCII-compatible file, found by byte scanning through the session's index."""
+    from ...fsutil.line_index import read_lines  # large files only: a small view does not load it
+
     index = ctx.line_indexes.get(f"{st.st_dev}:{st.st_ino}", st, base)
     start = index.line_start(fd, offset, check)
     if start is None:
