@@ -75,44 +75,27 @@ class OutputParser:
         return self._feed_lines()
 
     def _feed_lines(self) -> bool:
-        buffer = self.buffer
-        records = _LINE_RECORD.findall(buffer)
-        whole = sum(len(p) + len(n) + len(t) + 3 for p, n, _, t in records)
-        if _LINE_RECORD.search(buffer, whole) is not None:  # bytes between records: never from rg
-            return self._feed_lines_one_by_one()
-        position = 0
-        append, path_of = self.result.matches.append, self._path
-        for raw_path, number, separator, text in records:
-            is_match = separator == b"|"
-            if is_match:
-                if self.records >= self.limit:
-                    self.buffer = buffer[position:]
-                    return False
-                self.records += 1
-            position += len(raw_path) + len(number) + len(text) + 3
-            if text[-1:] == b"\r":
-                text = text[:-1]
-            append(Match(path_of(raw_path), int(number), text.decode("utf-8", "replace"), not is_match))
-        self.buffer = buffer[position:]  # one copy of the unparsed tail per chunk
-        return True
-
-    def _feed_lines_one_by_one(self) -> bool:
         buffer, position = self.buffer, 0
-        matches = self.result.matches
+        append, path_of, new_match = self.result.matches.append, self._path, tuple.__new__
+        last_raw, path = self._last_raw, self._last_path
         try:
             for record in _LINE_RECORD.finditer(buffer):
                 raw_path, number, separator, text = record.groups()
-                if separator == b"|":
+                is_match = separator == b"|"
+                if is_match:
                     if self.records >= self.limit:
                         return False
                     self.records += 1
                 position = record.end()
-                if text.endswith(b"\r"):
+                if text[-1:] == b"\r":
                     text = text[:-1]
-                path = self._path(raw_path)
-                matches.append(Match(path, int(number), text.decode("utf-8", "replace"), separator == b"-"))
+                if raw_path != last_raw:  # a file's lines come together: its path is decoded once
+                    last_raw, path = raw_path, path_of(raw_path)
+                # tuple.__new__ directly: Match(...) runs a Python-level __new__ per record.
+                append(new_match(Match, (path, int(number), text.decode("utf-8", "replace"), not is_match)))
             return True
         finally:
+            # One copy of the unparsed tail per chunk, not one per record.
             self.buffer = buffer[position:]
 
     def _feed_counts(self) -> bool:

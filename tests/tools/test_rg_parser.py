@@ -28,11 +28,9 @@ def _expected(items: list[tuple[str, int, bool, bytes]]) -> list[Match]:
     return out
 
 
-def _feed(data: bytes, cuts: list[int], *, one_by_one: bool = False) -> list[Match]:
-    """``data`` fed in pieces cut at ``cuts``; ``one_by_one``: through the record-by-record scan."""
+def _feed(data: bytes, cuts: list[int]) -> list[Match]:
+    """``data`` fed in pieces cut at ``cuts``."""
     parser = OutputParser("search", 10**9)
-    if one_by_one:
-        parser._feed_lines = parser._feed_lines_one_by_one  # type: ignore[method-assign]
     start = 0
     for cut in sorted(c % (len(data) + 1) for c in cuts):
         parser.feed(data[start:cut])
@@ -44,17 +42,6 @@ def _feed(data: bytes, cuts: list[int], *, one_by_one: bool = False) -> list[Mat
 @given(records, st.lists(st.integers(0, 10**6), max_size=6))
 def test_every_record_parses_whole_whatever_the_chunks(items: list[Record], cuts: list[int]) -> None:
     assert _feed(_serialise(items), cuts) == _expected(items)
-
-
-@given(records, st.binary(max_size=12), records, st.lists(st.integers(0, 10**6), max_size=4))
-def test_the_bulk_parse_reads_exactly_what_a_record_by_record_scan_reads(
-    before: list[tuple[str, int, bool, bytes]], between: bytes, after: list[tuple[str, int, bool, bytes]],
-    cuts: list[int],
-) -> None:
-    """Records are parsed in bulk when they follow one another; any other bytes (never from rg,
-    and ambiguous: a path may hold a newline) make the parser scan record by record as before."""
-    data = _serialise(before) + between + _serialise(after)
-    assert _feed(data, cuts) == _feed(data, cuts, one_by_one=True)
 
 
 def test_the_match_limit_stops_at_the_limit_and_keeps_context() -> None:
