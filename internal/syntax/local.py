@@ -10,19 +10,17 @@ file as before (that parse decides; this one only ever says "clean").
 
 The boundaries come from a whole-file tree without errors and are carried through each change
 judged here: those before the change stay, those after it shift by the change's length, and
-those inside it are the new statements' own.
+those inside it are the new statements' own. The changed stretches are judged together in one
+parse when that parse proves they stood apart in it (stretches.py).
 """
 
 from __future__ import annotations
 
 import bisect
-from typing import TYPE_CHECKING
 
 from .languages import language_for
-from .parse import MAX_PARSE_BYTES, SyntaxCache, changed_range, parse_detached
-
-if TYPE_CHECKING:
-    from tree_sitter import Node
+from .parse import MAX_PARSE_BYTES, SyntaxCache, changed_range
+from .stretches import statement_starts, statements_apart
 
 #: Languages whose top-level statements are judged one by one (see the module docstring).
 #: JavaScript/TypeScript are not: automatic semicolon insertion can join a line to the statement
@@ -49,16 +47,16 @@ def clean_by_statements(before: str, after: str, path: str, cache: SyntaxCache) 
     planned = _regions(old, new, starts)
     if planned is None:
         return False
+    stretches = [new[low:high] for _, region in planned if region is not None for low, high in [region]]
+    apart = statements_apart(stretches, language)
+    if apart is None:
+        return False
+    found = iter(apart)
     new_starts: list[int] = []
     for kept, region in planned:
         new_starts += kept
-        if region is None:
-            continue
-        low, high = region
-        parsed = parse_detached(new[low:high], language)
-        if parsed is None or parsed.has_tree_errors or parsed.errors(limit=1):
-            return False
-        new_starts += [low + offset for offset in _statement_starts(parsed.tree.root_node.children, parsed.source)]
+        if region is not None:
+            new_starts += [region[0] + offset for offset in next(found)]
     cache.statements.put(path, new, new_starts)
     return True
 
@@ -145,19 +143,6 @@ def _starts(source: bytes, path: str, cache: SyntaxCache) -> list[int] | None:
     tree = cache.get(path)
     if tree is None or tree.source != source or tree.has_tree_errors:
         return None
-    starts = _statement_starts(tree.tree.root_node.children, source)
+    starts = statement_starts(tree)
     cache.statements.put(path, source, starts)
     return starts
-
-
-def _statement_starts(children: list[Node], source: bytes) -> list[int]:
-    """The offsets where a top-level statement starts on a line of its own: column 0, after a
-    line that does not continue into it (a trailing backslash). Anything else the parser lists
-    at the top level (a stray line continuation) is not a place to cut the file."""
-    return [
-        child.start_byte
-        for child in children
-        if child.start_point[1] == 0
-        and child.type != "line_continuation"
-        and not source[max(child.start_byte - 3, 0) : child.start_byte].endswith((b"\\\n", b"\\\r\n"))
-    ]

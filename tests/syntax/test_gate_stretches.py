@@ -1,0 +1,129 @@
+"""Stretches judged together in one parse (syntax/stretches.py) get exactly the verdict and the
+statement starts they get parsed one by one: one stretch never closes, continues or joins what
+another left open."""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+
+from agent_toolsmith.syntax import judge
+from agent_toolsmith.syntax.local import clean_by_statements
+from agent_toolsmith.syntax.parse import SyntaxCache, parse
+from agent_toolsmith.syntax.stretches import _each_apart, _together, statements_apart
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+#: Lines that are fine alone, and ones that only parse when something before or after them
+#: closes or continues them (the shapes a naive concatenation would let through).
+PIECES = [
+    "x = 1", "x = (", ")", "]", "y = [", '"""', "'''", 's = """', "s = '''", "t = f'''{", "}'''",
+    "if x:", "    pass", "else:", "elif y:", "try:", "except E:", "finally:", "@decorator",
+    "def f():", "def g():\n    return 1", "class C:\n    pass", "x = 1 \\", "    y = 2", "# note",
+    "    # indented note", "", "async def h():\n    await k()", "match v:\n    case 1:\n        pass",
+    "lambda: (", "with a:", "    with b:\n        pass", "z = {", "}",
+]  # fmt: skip
+
+#: Pieces that parse on their own: most stretches of a real patch are made of these, and the
+#: combined parse is trusted only around them.
+WHOLE = ["x = 1", "def g():\n    return 1", "class C:\n    pass", "# note", "", "import os", "if x:\n    pass"]
+
+
+def _stretch(pieces: list[str]) -> st.SearchStrategy[bytes]:
+    return st.builds(
+        lambda lines, newline: "\n".join(lines).encode() + (b"\n" if newline else b""),
+        st.lists(st.sampled_from(pieces), min_size=1, max_size=4),
+        st.sampled_from([True, True, True, False]),  # mostly ending a line, as a stretch does
+    )
+
+
+stretch = st.one_of(_stretch(WHOLE), _stretch(WHOLE), _stretch(PIECES))
+
+
+@settings(deadline=None, max_examples=400)
+@given(st.lists(stretch, min_size=2, max_size=6))
+def test_stretches_judged_together_match_stretches_judged_apart(stretches: list[bytes]) -> None:
+    assert statements_apart(stretches, "python") == _each_apart(stretches, "python")
+
+
+def test_what_one_stretch_leaves_open_is_never_closed_by_the_next() -> None:
+    joined_only_by_concatenation = [
+        [b"x = (\n", b")\n"],  # a bracket
+        [b"y = [1,\n", b"2]\n"],
+        [b's = """\n', b'"""\n'],  # a triple-quoted string, either quote
+        [b"s = '''\n", b"text\n'''\n"],
+        [b"if x:\n    pass\n", b"else:\n    pass\n"],  # a block's clause
+        [b"try:\n    pass\n", b"except E:\n    pass\n"],
+        [b"def f():\n    pass\n", b"    y = 1\n"],  # a block continued by indentation
+        [b"@decorator\n", b"def f():\n    pass\n"],  # a decorator
+        [b"x = 1 + \\\n", b"2\n"],  # a continued line
+    ]
+    for stretches in joined_only_by_concatenation:
+        assert statements_apart(stretches, "python") is None, stretches
+        # The combined parse alone does not decide: either it refuses or it is not trusted.
+        assert _together(stretches, "python") is None, stretches
+
+
+def test_clean_stretches_are_judged_in_one_parse_with_their_own_statement_starts() -> None:
+    stretches = [b"x = 1\ny = 2\n", b"def f():\n    return 1\n\n# note\n", b"class C:\n    pass"]
+    assert _together(stretches, "python") == [[0, 6], [0, 23], [0]]
+    assert statements_apart(stretches, "python") == _each_apart(stretches, "python")
+
+
+SOURCE = inspect.getsource(textwrap)
+#: An opener and the closer that would complete it if the two hunks were read as one.
+PAIRS = [
+    ("x = (", ")"), ("y = [", "]"), ('s = """', '"""'), ("s = '''", "'''"), ("if x:", "    pass"),
+    ("@decorator", "def f():\n    pass"), ("z = {", "}"), ("x = 1 \\", "+ 2"), ("try:", "except E:\n    pass"),
+    ("def f():", "    return 1"),
+]  # fmt: skip
+
+
+@settings(deadline=None, max_examples=150)
+@given(
+    st.sampled_from(PAIRS),
+    st.integers(0, 10**6),
+    st.integers(1, 400),
+    st.lists(st.tuples(st.integers(0, 10**6), st.sampled_from(["x = 1", "    pass", "# c"])), max_size=4),
+)
+def test_an_opener_in_one_hunk_and_its_closer_in_another_are_judged_as_the_file_is(
+    pair: tuple[str, str], seed: int, gap: int, others: list[tuple[int, str]]
+) -> None:
+    """Hunks far apart in a real module: the local gate calls the change clean only when the
+    whole file parses, and otherwise the gate's verdict is the whole-file one."""
+    lines = SOURCE.split("\n")
+    first = seed % len(lines)
+    second = min(first + gap, len(lines) - 1)
+    inserted = {first: pair[0], second: pair[1]}
+    for at, text in others:
+        inserted.setdefault(at % len(lines), text)
+    out: list[str] = []
+    for number, line in enumerate(lines):
+        if number in inserted:
+            out.append(inserted[number])
+        out.append(line)
+    after = "\n".join(out)
+    cache = SyntaxCache()
+    assert parse(SOURCE, "m.py", cache=cache) is not None
+    if clean_by_statements(SOURCE, after, "m.py", cache):
+        whole = parse(after, "m.py")
+        assert whole is not None and not whole.has_tree_errors and not whole.errors(limit=1)
+        assert judge(SOURCE, after, "m.py") is None
+    else:  # the gate with the session's cache says what the gate with none says
+        fast, slow = judge(SOURCE, after, "m.py", cache=cache), judge(SOURCE, after, "m.py")
+        assert (fast and (fast.kind, fast.errors)) == (slow and (slow.kind, slow.errors)), (pair, first, second)
+
+
+def test_an_opener_and_its_closer_in_two_hunks_go_to_the_whole_file_parse() -> None:
+    """Neither hunk parses alone, so the local gate says nothing; the whole file decides: the
+    bracket and the block leave it broken, the string holds what is between the two quotes."""
+    body = "def function_{0}(x):\n    if x:\n        return x + {0}\n    return {0}\n\n"
+    text = "".join(body.format(i) for i in range(400))
+    cache = SyntaxCache()
+    assert parse(text, "m.py", cache=cache) is not None
+    for opener, closer, breaks in (("x = (", ")", True), ('s = """', '"""', False), ("if y:", "    pass", True)):
+        after = text.replace("def function_100(", f"{opener}\ndef function_100(", 1)
+        after = after.replace("def function_300(", f"{closer}\ndef function_300(", 1)
+        assert not clean_by_statements(text, after, "m.py", cache), opener
+        verdict = judge(text, after, "m.py", cache=cache)
+        assert (verdict is not None and verdict.kind == "breaks") == breaks, opener
