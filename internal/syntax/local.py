@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 
+from ..affix import common_prefix_length
 from .languages import language_for
 from .parse import MAX_PARSE_BYTES, SyntaxCache, changed_range
 from .stretches import statement_starts, statements_apart
@@ -81,15 +82,20 @@ def _regions(old: bytes, new: bytes, starts: list[int]) -> list[tuple[list[int],
     edges = [*edges, len(old)] if edges[-1] != len(old) else edges
     zero_is_start = bool(starts) and starts[0] == 0  # the one edge that may not be a statement
     count = len(edges) - 1
+    eligible = bisect.bisect_left(edges, old_end, hi=count)  # statements from here on start after the change
     i = max(bisect.bisect_right(edges, start) - 2, 0)  # the statement before the change's
     q = edges[i]  # where old statement i starts in new
     out: list[tuple[list[int], tuple[int, int] | None]] = [(starts[: bisect.bisect_left(starts, q)], None)]
     while True:
-        kept: list[int] = []
-        while i < count and edges[i] < old_end and old[edges[i] : edges[i + 1]] == new[q : q + edges[i + 1] - edges[i]]:
-            kept += [q] if edges[i] or zero_is_start else []
-            q += edges[i + 1] - edges[i]
-            i += 1
+        # The old statements from i on that new repeats byte for byte from q: all those that end
+        # within the run of equal bytes there (one bounded compare, not one per statement).
+        base = edges[i]
+        equal = _equal_run(old, new, base, q, edges[eligible] - base) if i < eligible else 0
+        k = max(min(bisect.bisect_right(edges, base + equal) - 1, eligible), i)
+        kept = edges[i:k] if i or zero_is_start else edges[1:k]  # edge 0 may not be a statement
+        kept = list(map((q - base).__add__, kept)) if q != base else kept
+        q += edges[k] - base
+        i = k
         if i >= count and q == len(new):
             out.append((kept, None))
             return out
@@ -113,6 +119,22 @@ def _regions(old: bytes, new: bytes, starts: list[int]) -> list[tuple[list[int],
         if j >= count:
             return out
         i, q = j + 1, high
+
+
+def _equal_run(old: bytes, new: bytes, at_old: int, at_new: int, limit: int) -> int:
+    """How many bytes ``old`` from ``at_old`` and ``new`` from ``at_new`` share (at most
+    ``limit``): windows doubling in size, so the bytes copied stay within twice the run."""
+    run, window = 0, 4096
+    while run < limit:
+        take = min(window, limit - run)
+        x = old[at_old + run : at_old + run + take]
+        y = new[at_new + run : at_new + run + take]
+        if x == y and len(y) == take:
+            run += take
+            window *= 2
+            continue
+        return run + common_prefix_length(x, y)
+    return run
 
 
 def _found_again(
