@@ -41,9 +41,15 @@ def statements_apart(stretches: list[bytes], language: str) -> list[list[int]] |
     return _each_apart(stretches, language)
 
 
+def statements_together(stretches: list[bytes], language: str) -> list[list[int]] | None:
+    """:func:`statements_apart` from the one combined parse only: None whenever that parse does
+    not prove every stretch clean on its own (a quick first try, before wider stretches)."""
+    return _together(stretches, language) if _separable(stretches) else None
+
+
 def _separable(stretches: list[bytes]) -> bool:
-    """Every stretch but the last ends a line, with no continuation into the next one."""
-    return all(s.endswith(b"\n") and not s.endswith(_CONTINUED) for s in stretches[:-1])
+    """Every stretch but the last ends a line (or is empty), with no continuation into the next."""
+    return all(not s or (s.endswith(b"\n") and not s.endswith(_CONTINUED)) for s in stretches[:-1])
 
 
 def _together(stretches: list[bytes], language: str) -> list[list[int]] | None:

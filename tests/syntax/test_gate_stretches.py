@@ -127,3 +127,76 @@ def test_an_opener_and_its_closer_in_two_hunks_go_to_the_whole_file_parse() -> N
         assert not clean_by_statements(text, after, "m.py", cache), opener
         verdict = judge(text, after, "m.py", cache=cache)
         assert (verdict is not None and verdict.kind == "breaks") == breaks, opener
+
+
+#: A module whose top-level statements include the compound ones a hunk can continue: an if
+#: (else), a try (except), a function (its block), a decorated class.
+MODULE = "".join(
+    f"def function_{i}(x):\n    if x:\n        return x + {i}\n    return {i}\n\n"
+    f"if FLAG_{i}:\n    value_{i} = {i}\n\ntry:\n    import mod_{i}\nexcept ImportError:\n    mod_{i} = None\n\n"
+    f"@decorator\nclass Holder_{i}:\n    item = {i}\n\n"
+    for i in range(60)
+)
+#: Lines a hunk puts between two top-level statements: some only parse joined to the statement
+#: before (an indented line, an else) or after (a decorator), some break it.
+BETWEEN = [
+    "x = 1", "    y = 2", "    # note\n    y = 2", "# note", "else:\n    pass", "@decorator",
+    "except ValueError:\n    pass", "z = (", ")", '"""', "", "    ", "def g():", "def g():\n    return 1",
+    "x = 1 \\", "finally:\n    done()", "class D:\n    pass", "@property",
+]  # fmt: skip
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.lists(st.tuples(st.integers(0, 10**6), st.lists(st.sampled_from(BETWEEN), min_size=1, max_size=2)),
+                min_size=1, max_size=8))  # fmt: skip
+def test_hunks_between_top_level_statements_are_clean_only_when_the_file_is(
+    hunks: list[tuple[int, list[str]]],
+) -> None:
+    """Hunks at statement boundaries, where the gate first judges the changed lines without the
+    unchanged statement on either side: what joins those statements (an indented line, an else,
+    a decorator) must be judged with them, and the starts carried over must serve the next change."""
+    lines = MODULE.split("\n")
+    blank = [n for n, line in enumerate(lines) if line == ""]  # a line before a top-level statement
+    inserted = {blank[seed % len(blank)] + 1: text for seed, text in hunks}
+    out: list[str] = []
+    for number, line in enumerate(lines):
+        out += inserted.get(number, [])
+        out.append(line)
+    after = "\n".join(out)
+    cache = SyntaxCache()
+    assert parse(MODULE, "m.py", cache=cache) is not None
+    if clean_by_statements(MODULE, after, "m.py", cache):
+        whole = parse(after, "m.py")
+        assert whole is not None and not whole.has_tree_errors and not whole.errors(limit=1), inserted
+        again = after.replace("    return 7\n", "    return 7 + 0\n", 1).replace("value_40 = 40", "value_40 = (", 1)
+        if clean_by_statements(after, again, "m.py", cache):  # the carried starts, used again
+            whole = parse(again, "m.py")
+            assert whole is not None and not whole.has_tree_errors and not whole.errors(limit=1), inserted
+    else:
+        fast, slow = judge(MODULE, after, "m.py", cache=cache), judge(MODULE, after, "m.py")
+        assert (fast and (fast.kind, fast.errors)) == (slow and (slow.kind, slow.errors)), inserted
+
+
+def test_what_joins_the_statement_around_a_hunk_is_judged_with_it() -> None:
+    """The changed lines alone do not parse, with the statement before or after they do: the
+    change is clean (the wider stretch decides), and the file agrees."""
+    cache = SyntaxCache()
+    assert parse(MODULE, "m.py", cache=cache) is not None
+    joined = [
+        ("\nif FLAG_3:\n    value_3 = 3\n", "\nif FLAG_3:\n    value_3 = 3\nelse:\n    value_3 = 0\n"),  # an else
+        ("\n@decorator\nclass Holder_5:", "\n@decorator\n@decorator\nclass Holder_5:"),  # a decorator
+        ("    return 9\n\n", "    return 9\n    # more\n    more = 1\n\n"),  # the block above goes on
+        ("    return 11\n\n", "    return 11\n\nvalue = 11\n\n"),  # a statement of its own
+    ]
+    before = MODULE
+    for old, new in joined:
+        assert before.count(old) >= 1, old
+        after = before.replace(old, new, 1)
+        assert clean_by_statements(before, after, "m.py", cache), new
+        whole = parse(after, "m.py")
+        assert whole is not None and not whole.has_tree_errors and not whole.errors(limit=1)
+        before = after
+    broken = before.replace("    return 20\n\n", "    return 20\n\n    stray = 1\nvalue = (\n", 1)
+    assert not clean_by_statements(before, broken, "m.py", cache)
+    verdict = judge(before, broken, "m.py", cache=cache)
+    assert verdict is not None and verdict.kind == "breaks"
