@@ -247,6 +247,8 @@ def _find(
     FUZZ_MISPLACED."""
     n = len(pattern)
     total = len(lines.lines)
+    if not eof and hint is not None and start <= hint and lines.lines[hint : hint + n] == pattern:
+        return hint, "exact", 0  # found exactly where the chunk says: no other occurrence is nearer
     for misplaced in (False, True):
         for name, norm in _PASSES:
             have, index = lines.under(name, norm)
