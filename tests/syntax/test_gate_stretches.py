@@ -94,24 +94,34 @@ def test_an_opener_in_one_hunk_and_its_closer_in_another_are_judged_as_the_file_
     lines = SOURCE.split("\n")
     first = seed % len(lines)
     second = min(first + gap, len(lines) - 1)
-    inserted = {first: pair[0], second: pair[1]}
+    inserted = {first: [pair[0]], second: [pair[1]]}
     for at, text in others:
-        inserted.setdefault(at % len(lines), text)
-    out: list[str] = []
-    for number, line in enumerate(lines):
-        if number in inserted:
-            out.append(inserted[number])
-        out.append(line)
-    after = "\n".join(out)
+        inserted.setdefault(at % len(lines), [text])
+    after = _with_lines_inserted(lines, inserted)
     cache = SyntaxCache()
     assert parse(SOURCE, "m.py", cache=cache) is not None
-    if clean_by_statements(SOURCE, after, "m.py", cache):
+    _assert_judged_as_the_file_is(SOURCE, after, cache)
+
+
+def _with_lines_inserted(lines: list[str], inserted: dict[int, list[str]]) -> str:
+    out: list[str] = []
+    for number, line in enumerate(lines):
+        out += inserted.get(number, [])
+        out.append(line)
+    return "\n".join(out)
+
+
+def _assert_judged_as_the_file_is(before: str, after: str, cache: SyntaxCache) -> bool:
+    """Called clean locally only when the whole file parses; otherwise the gate with the
+    session's cache says what the gate with none says. Returns whether it was called clean."""
+    if clean_by_statements(before, after, "m.py", cache):
         whole = parse(after, "m.py")
         assert whole is not None and not whole.has_tree_errors and not whole.errors(limit=1)
-        assert judge(SOURCE, after, "m.py") is None
-    else:  # the gate with the session's cache says what the gate with none says
-        fast, slow = judge(SOURCE, after, "m.py", cache=cache), judge(SOURCE, after, "m.py")
-        assert (fast and (fast.kind, fast.errors)) == (slow and (slow.kind, slow.errors)), (pair, first, second)
+        assert judge(before, after, "m.py") is None
+        return True
+    fast, slow = judge(before, after, "m.py", cache=cache), judge(before, after, "m.py")
+    assert (fast and (fast.kind, fast.errors)) == (slow and (slow.kind, slow.errors))
+    return False
 
 
 def test_an_opener_and_its_closer_in_two_hunks_go_to_the_whole_file_parse() -> None:
@@ -157,24 +167,12 @@ def test_hunks_between_top_level_statements_are_clean_only_when_the_file_is(
     a decorator) must be judged with them, and the starts carried over must serve the next change."""
     lines = MODULE.split("\n")
     blank = [n for n, line in enumerate(lines) if line == ""]  # a line before a top-level statement
-    inserted = {blank[seed % len(blank)] + 1: text for seed, text in hunks}
-    out: list[str] = []
-    for number, line in enumerate(lines):
-        out += inserted.get(number, [])
-        out.append(line)
-    after = "\n".join(out)
+    after = _with_lines_inserted(lines, {blank[seed % len(blank)] + 1: text for seed, text in hunks})
     cache = SyntaxCache()
     assert parse(MODULE, "m.py", cache=cache) is not None
-    if clean_by_statements(MODULE, after, "m.py", cache):
-        whole = parse(after, "m.py")
-        assert whole is not None and not whole.has_tree_errors and not whole.errors(limit=1), inserted
+    if _assert_judged_as_the_file_is(MODULE, after, cache):
         again = after.replace("    return 7\n", "    return 7 + 0\n", 1).replace("value_40 = 40", "value_40 = (", 1)
-        if clean_by_statements(after, again, "m.py", cache):  # the carried starts, used again
-            whole = parse(again, "m.py")
-            assert whole is not None and not whole.has_tree_errors and not whole.errors(limit=1), inserted
-    else:
-        fast, slow = judge(MODULE, after, "m.py", cache=cache), judge(MODULE, after, "m.py")
-        assert (fast and (fast.kind, fast.errors)) == (slow and (slow.kind, slow.errors)), inserted
+        _assert_judged_as_the_file_is(after, again, cache)  # the carried starts, used again
 
 
 def test_what_joins_the_statement_around_a_hunk_is_judged_with_it() -> None:
