@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 from agent_toolsmith.diff import generate_diff, trim_diff
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import apply_unified_diff
@@ -160,3 +160,18 @@ def test_context_found_at_its_hunks_line_is_taken_there_whatever_repeats_around_
         off_by_one = Chunk(header=None, lines=[(" ", "a"), ("-", "b"), ("+", "B")], anchor=anchor + 1)
         # One line off: the occurrences before and after are as near; the first one wins.
         assert apply_chunks(text, [off_by_one], "f")[0] == [(anchor * 2, anchor * 2 + 4, "a\nB\n")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="ab\u00e9", max_size=5), max_size=30), st.lists(st.integers(0, 30), max_size=12))
+def test_line_starts_asked_in_any_order_are_where_the_lines_start(lines: list[str], asked: list[int]) -> None:
+    from agent_toolsmith.diff.patch import LineStarts
+
+    text = "\n".join(lines)
+    table = [0]
+    for line in lines:
+        table.append(table[-1] + len(line) + 1)
+    starts = LineStarts(lines)
+    for line in [a % (len(lines) + 1) for a in asked]:
+        assert starts[line] == table[line]
+        assert line == len(lines) or text[starts[line] :].startswith(lines[line])
