@@ -7,6 +7,7 @@ import difflib
 from collections.abc import Callable
 
 from ..affix import common_prefix_length, common_suffix_length
+from .single_line import Opcode, one_line_opcodes
 
 #: Lines of context around each change (the unified-diff convention).
 CONTEXT_LINES = 3
@@ -32,8 +33,6 @@ def _hunk_range(start: int, length: int) -> str:
 #: Files with at most this many lines on both sides are diffed whole by difflib. Its matching is
 #: quadratic where lines repeat (blank lines, braces), so larger inputs are cut down first.
 SMALL_DIFF_LINES = 1000
-
-Opcode = tuple[str, int, int, int, int]
 
 
 def generate_diff(old: str, new: str, path: str, cancel: Callable[[], None] | None = None) -> tuple[str, int, int]:
@@ -167,7 +166,9 @@ def _window(old: str, new: str, cancel: Callable[[], None]) -> tuple[list[str], 
     """
     if old.count("\n") <= SMALL_DIFF_LINES and new.count("\n") <= SMALL_DIFF_LINES:
         a, b = split_lines(old), split_lines(new)
-        codes: list[Opcode] = list(difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes())
+        codes = one_line_opcodes(a, b)  # the usual window: one line changed (difflib's answer)
+        if codes is None:
+            codes = list(difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes())
         return a, b, 0, codes
     # The changed region: from the start of the line holding the first difference (the same
     # offset in both texts) to just after the first newline inside the common suffix.

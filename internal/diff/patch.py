@@ -239,6 +239,27 @@ class _Lines:
         return cached
 
 
+class LineStarts:
+    """Where line ``i`` of ``lines`` starts in their text (``i == len(lines)``: the end), for
+    the few lines a patch's chunks touch: each is summed (in C) from the one asked before, so
+    chunks in file order cost one pass over the lines they pass, not a table for every line."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self._lines = lines
+        self._line = self._offset = 0
+
+    def __getitem__(self, line: int) -> int:
+        if line < self._line:
+            if line <= self._line - line:  # nearer the start: sum from there
+                self._line = self._offset = 0
+            else:
+                self._offset -= sum(map(len, self._lines[line : self._line])) + (self._line - line)
+                self._line = line
+        self._offset += sum(map(len, self._lines[self._line : line])) + (line - self._line)
+        self._line = line
+        return self._offset
+
+
 def _find(
     lines: _Lines, pattern: list[str], start: int, eof: bool, hint: int | None = None
 ) -> tuple[int, str, int] | None:
@@ -247,6 +268,8 @@ def _find(
     FUZZ_MISPLACED."""
     n = len(pattern)
     total = len(lines.lines)
+    if not eof and hint is not None and start <= hint and lines.lines[hint : hint + n] == pattern:
+        return hint, "exact", 0  # found exactly where the chunk says: no other occurrence is nearer
     for misplaced in (False, True):
         for name, norm in _PASSES:
             have, index = lines.under(name, norm)
@@ -283,8 +306,7 @@ def apply_chunks(text: str, chunks: list[Chunk], path: str) -> tuple[list[tuple[
     """
     ends_nl = text.endswith("\n") or not text
     lines = (text[:-1] if text.endswith("\n") else text).split("\n") if text else []
-    # Where each line starts (and the end, after the last): summed in C, not a loop per line.
-    starts = list(itertools.accumulate(map((1).__add__, map(len, lines)), initial=0))
+    starts = LineStarts(lines)
     cursor = 0
     replacements: list[tuple[int, int, str]] = []
     applied: list[AppliedChunk] = []
@@ -331,7 +353,7 @@ def apply_chunks(text: str, chunks: list[Chunk], path: str) -> tuple[list[tuple[
 
 
 def _replacement(
-    lines: list[str], starts: list[int], index: int, chunk: Chunk, ends_nl: bool, size: int
+    lines: list[str], starts: LineStarts, index: int, chunk: Chunk, ends_nl: bool, size: int
 ) -> tuple[int, int, str]:
     """The file's lines ``index..`` matched by the chunk's old lines, rewritten."""
     out: list[str] = []

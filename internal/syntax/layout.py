@@ -39,12 +39,21 @@ def python_layout_issues(root: Node, source: bytes, start: int, end: int, limit:
         node = stack.pop()
         if node.type not in _HOLDS_BLOCKS:
             continue
-        children = _overlapping(node, start, end)
+        children = _children_to_check(node, start, end)
         if node.type in _BLOCKS:
             found.extend(_block_issues(node, children, source))
         stack.extend(reversed(children))
     found.sort(key=lambda issue: (issue.line, issue.column))
     return found[:limit]
+
+
+def _children_to_check(node: Node, start: int, end: int) -> list[Node]:
+    """What :func:`_overlapping` returns. A node wholly inside the range has all its named
+    children overlapping it, and the one list call is several times cheaper than the cursor (the
+    gate's fast path checks whole stretches, stretches.py)."""
+    if start <= node.start_byte and node.end_byte <= end:
+        return list(node.named_children)
+    return _overlapping(node, start, end)
 
 
 def _overlapping(node: Node, start: int, end: int) -> list[Node]:

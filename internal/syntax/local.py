@@ -11,18 +11,22 @@ file as before (that parse decides; this one only ever says "clean").
 The boundaries come from a whole-file tree without errors and are carried through each change
 judged here: those before the change stay, those after it shift by the change's length, and
 those inside it are the new statements' own.
+
+Each changed region is judged first without the unchanged statement on either side of it (when
+leaving them out is safe, see :func:`_inner`), then, if that does not parse, with them: a hunk
+that adds an ``else:`` or a decorator parses only joined to its neighbour. Either way all the
+regions of a change are judged in one parse when that parse proves they stood apart in it
+(stretches.py).
 """
 
 from __future__ import annotations
 
 import bisect
-from typing import TYPE_CHECKING
 
+from ..affix import common_prefix_length
 from .languages import language_for
-from .parse import MAX_PARSE_BYTES, SyntaxCache, changed_range, parse_detached
-
-if TYPE_CHECKING:
-    from tree_sitter import Node
+from .parse import MAX_PARSE_BYTES, SyntaxCache, changed_range
+from .stretches import statement_starts, statements_apart, statements_together
 
 #: Languages whose top-level statements are judged one by one (see the module docstring).
 #: JavaScript/TypeScript are not: automatic semicolon insertion can join a line to the statement
@@ -49,24 +53,62 @@ def clean_by_statements(before: str, after: str, path: str, cache: SyntaxCache) 
     planned = _regions(old, new, starts)
     if planned is None:
         return False
+    regions = [region for _, region in planned if region is not None]
+    cuts = [_inner(new, region) for region in regions]
+    judged = statements_together([new[low:high] for low, high in cuts], language)
+    if judged is None:  # the changed statements alone did not do: with the ones around them
+        cuts = [(low, high) for low, high, _, _ in regions]
+        judged = statements_apart([new[low:high] for low, high in cuts], language)
+        if judged is None:
+            return False
+    found = iter(zip(regions, cuts, judged, strict=True))
     new_starts: list[int] = []
     for kept, region in planned:
         new_starts += kept
-        if region is None:
-            continue
-        low, high = region
-        parsed = parse_detached(new[low:high], language)
-        if parsed is None or parsed.has_tree_errors or parsed.errors(limit=1):
-            return False
-        new_starts += [low + offset for offset in _statement_starts(parsed.tree.root_node.children, parsed.source)]
+        if region is not None:
+            (low, high, _, _), (cut_low, cut_high), offsets = next(found)
+            new_starts += [low] if cut_low != low else []  # the statement left out before
+            new_starts += [cut_low + offset for offset in offsets]
+            new_starts += [cut_high] if cut_high != high else []  # and the one after
     cache.statements.put(path, new, new_starts)
     return True
 
 
-def _regions(old: bytes, new: bytes, starts: list[int]) -> list[tuple[list[int], tuple[int, int] | None]] | None:
+#: A region: ``(low, high)`` in new, and within it where the changed statements start and end
+#: (after the old statement it opens with, before the one found again it closes with).
+Region = tuple[int, int, int, int]
+
+
+def _inner(new: bytes, region: Region) -> tuple[int, int]:
+    """The part of ``region`` to judge first: its changed statements without the unchanged one
+    on either side, where leaving it out is safe. It is, before, when the first line of code
+    starts at column 0 (nothing indented can join the statement before; a clause such as
+    ``else:`` does not parse alone); after, when the changed text ends a line without a
+    continuation (the statement found again then starts as it did in the old file, and a
+    statement never begins by continuing the one above)."""
+    low, high, inner_low, inner_high = region
+    text = new[inner_low:inner_high]
+    if inner_low != low and not _code_starts_at_margin(text):
+        inner_low = low
+    if inner_high != high and text and (not text.endswith(b"\n") or text.endswith((b"\\\n", b"\\\r\n"))):
+        inner_high = high
+    return inner_low, inner_high
+
+
+def _code_starts_at_margin(text: bytes) -> bool:
+    """The first line of ``text`` that is neither blank nor a comment starts at column 0."""
+    lines = text.split(b"\n", 64)
+    for line in lines:
+        content = line.lstrip(b" \t\f\r")
+        if content and not content.startswith(b"#"):
+            return content == line
+    return len(lines) <= 64  # only blank lines and comments (or more lines than were looked at)
+
+
+def _regions(old: bytes, new: bytes, starts: list[int]) -> list[tuple[list[int], Region | None]] | None:
     """``new`` cut, in order, into old statements found byte for byte (their starts in ``new``)
-    and regions to parse on their own (``(low, high)`` in ``new``); None when a region would be
-    larger than MAX_LOCAL_BYTES.
+    and regions to parse on their own (:data:`Region`); None when a region would be larger than
+    MAX_LOCAL_BYTES.
 
     A region runs from the statement before a difference to the end of the first old statement
     found again after it, so what a change can join to is inside it; a difference right after a
@@ -83,15 +125,20 @@ def _regions(old: bytes, new: bytes, starts: list[int]) -> list[tuple[list[int],
     edges = [*edges, len(old)] if edges[-1] != len(old) else edges
     zero_is_start = bool(starts) and starts[0] == 0  # the one edge that may not be a statement
     count = len(edges) - 1
+    eligible = bisect.bisect_left(edges, old_end, hi=count)  # statements from here on start after the change
     i = max(bisect.bisect_right(edges, start) - 2, 0)  # the statement before the change's
     q = edges[i]  # where old statement i starts in new
-    out: list[tuple[list[int], tuple[int, int] | None]] = [(starts[: bisect.bisect_left(starts, q)], None)]
+    out: list[tuple[list[int], Region | None]] = [(starts[: bisect.bisect_left(starts, q)], None)]
     while True:
-        kept: list[int] = []
-        while i < count and edges[i] < old_end and old[edges[i] : edges[i + 1]] == new[q : q + edges[i + 1] - edges[i]]:
-            kept += [q] if edges[i] or zero_is_start else []
-            q += edges[i + 1] - edges[i]
-            i += 1
+        # The old statements from i on that new repeats byte for byte from q: all those that end
+        # within the run of equal bytes there (one bounded compare, not one per statement).
+        base = edges[i]
+        equal = _equal_run(old, new, base, q, edges[eligible] - base) if i < eligible else 0
+        k = max(min(bisect.bisect_right(edges, base + equal) - 1, eligible), i)
+        kept = edges[i:k] if i or zero_is_start else edges[1:k]  # edge 0 may not be a statement
+        kept = list(map((q - base).__add__, kept)) if q != base else kept
+        q += edges[k] - base
+        i = k
         if i >= count and q == len(new):
             out.append((kept, None))
             return out
@@ -99,22 +146,40 @@ def _regions(old: bytes, new: bytes, starts: list[int]) -> list[tuple[list[int],
             after = starts[bisect.bisect_left(starts, edges[i]) :]
             out.append((kept + (list(map(shift.__add__, after)) if shift else after), None))
             return out
+        inner_low = q
         if kept:  # the region opens with the last statement found equal
             q -= edges[i] - edges[i - 1]
             low = q
             out.append((kept[:-1], None))
-        elif out[-1][1] is not None:  # right after a region: that region goes on
-            low = out.pop()[1][0]  # type: ignore[index]
+        elif (previous := out[-1][1]) is not None:  # right after a region: that region goes on
+            out.pop()
+            low, inner_low = previous[0], previous[2]
         else:
             low = q
         j, found = _found_again(old, new, edges, i + 1, q, old_end, shift)
         high = found + (edges[j + 1] - edges[j]) if j < count else len(new)
         if high - low > MAX_LOCAL_BYTES:
             return None
-        out.append(([], (low, high)))
+        out.append(([], (low, high, inner_low, found if j < count else high)))
         if j >= count:
             return out
         i, q = j + 1, high
+
+
+def _equal_run(old: bytes, new: bytes, at_old: int, at_new: int, limit: int) -> int:
+    """How many bytes ``old`` from ``at_old`` and ``new`` from ``at_new`` share (at most
+    ``limit``): windows doubling in size, so the bytes copied stay within twice the run."""
+    run, window = 0, 4096
+    while run < limit:
+        take = min(window, limit - run)
+        x = old[at_old + run : at_old + run + take]
+        y = new[at_new + run : at_new + run + take]
+        if x == y and len(y) == take:
+            run += take
+            window *= 2
+            continue
+        return run + common_prefix_length(x, y)
+    return run
 
 
 def _found_again(
@@ -145,19 +210,6 @@ def _starts(source: bytes, path: str, cache: SyntaxCache) -> list[int] | None:
     tree = cache.get(path)
     if tree is None or tree.source != source or tree.has_tree_errors:
         return None
-    starts = _statement_starts(tree.tree.root_node.children, source)
+    starts = statement_starts(tree)
     cache.statements.put(path, source, starts)
     return starts
-
-
-def _statement_starts(children: list[Node], source: bytes) -> list[int]:
-    """The offsets where a top-level statement starts on a line of its own: column 0, after a
-    line that does not continue into it (a trailing backslash). Anything else the parser lists
-    at the top level (a stray line continuation) is not a place to cut the file."""
-    return [
-        child.start_byte
-        for child in children
-        if child.start_point[1] == 0
-        and child.type != "line_continuation"
-        and not source[max(child.start_byte - 3, 0) : child.start_byte].endswith((b"\\\n", b"\\\r\n"))
-    ]

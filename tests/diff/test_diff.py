@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 from agent_toolsmith.diff import generate_diff, trim_diff
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import apply_unified_diff
@@ -145,3 +145,33 @@ def test_patch_context_is_found_nearest_its_line_and_under_each_pass() -> None:
     behind = Chunk(header=None, lines=[(" ", "x"), ("-", "a"), ("+", "A")])
     with pytest.raises(PatchError, match=r"matched only with fuzz \d+ .*found at line 1, before an earlier chunk"):
         apply_chunks(text, [first, behind], "f")
+
+
+def test_context_found_at_its_hunks_line_is_taken_there_whatever_repeats_around_it() -> None:
+    # The lookup first tries the hunk's own line (no index built when every hunk is where it says);
+    # elsewhere it is the nearest occurrence, as before.
+    from agent_toolsmith.diff.patch import Chunk, apply_chunks
+
+    text = "a\nb\n" * 6
+    for anchor in range(0, 12, 2):
+        chunk = Chunk(header=None, lines=[(" ", "a"), ("-", "b"), ("+", "B")], anchor=anchor)
+        replacements, applied = apply_chunks(text, [chunk], "f")
+        assert replacements == [(anchor * 2, anchor * 2 + 4, "a\nB\n")] and applied[0].line == anchor + 1
+        off_by_one = Chunk(header=None, lines=[(" ", "a"), ("-", "b"), ("+", "B")], anchor=anchor + 1)
+        # One line off: the occurrences before and after are as near; the first one wins.
+        assert apply_chunks(text, [off_by_one], "f")[0] == [(anchor * 2, anchor * 2 + 4, "a\nB\n")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="ab\u00e9", max_size=5), max_size=30), st.lists(st.integers(0, 30), max_size=12))
+def test_line_starts_asked_in_any_order_are_where_the_lines_start(lines: list[str], asked: list[int]) -> None:
+    from agent_toolsmith.diff.patch import LineStarts
+
+    text = "\n".join(lines)
+    table = [0]
+    for line in lines:
+        table.append(table[-1] + len(line) + 1)
+    starts = LineStarts(lines)
+    for line in [a % (len(lines) + 1) for a in asked]:
+        assert starts[line] == table[line]
+        assert line == len(lines) or text[starts[line] :].startswith(lines[line])
