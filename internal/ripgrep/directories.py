@@ -15,9 +15,12 @@ in is shown whatever they say. Symlinks are not followed, as rg does not follow 
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import stat
 from contextlib import closing
+from pathlib import Path
 
 from ..cancel import CancelToken
 from .dirents import Kind, entries
@@ -29,6 +32,60 @@ from .query import FileQuery
 #: stats where looking for one reads a directory per level.
 WITNESSES_KEPT = 4096
 _witnesses: dict[str, str] = {}
+#: Witness files (see :func:`load_witnesses`) read by this process already.
+_loaded: set[Path] = set()
+_changed = False
+
+
+def witness_file(store: Path, root: str) -> Path:
+    """The file in the directory ``store`` that keeps the witnesses of ``root`` across processes
+    (made on the caller's thread: a confined walk cannot import hashlib)."""
+    import hashlib
+
+    return store / f"{hashlib.sha256(root.encode('utf-8', 'surrogateescape')).hexdigest()[:32]}.json"
+
+
+def load_witnesses(path: Path, root: str) -> None:
+    """Take in the witnesses of ``root`` kept in ``path`` (once per process): a CLI call is a new
+    process, and without them its first look reads every directory again. What the file says
+    is only where to look first; each witness is checked before it counts."""
+    if path in _loaded:
+        return
+    _loaded.add(path)
+    try:
+        kept = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return
+    if not isinstance(kept, dict):
+        return
+    prefix = root.rstrip("/") + "/"
+    for directory, witness in kept.items():
+        if isinstance(directory, str) and isinstance(witness, str) and directory.startswith(prefix):
+            parts = witness.split("/")
+            if all(part not in ("", ".", "..") for part in parts):
+                _witnesses.setdefault(directory, witness)
+
+
+def save_witnesses(path: Path, root: str) -> None:
+    """Keep the witnesses of the directories below ``root`` for the next process (when they
+    changed); a cache: losing it, or a race between two writers, only costs a slower look."""
+    global _changed
+    if not _changed:
+        return
+    _changed = False
+    prefix = root.rstrip("/") + "/"
+    below = {d: w for d, w in list(_witnesses.items()) if d.startswith(prefix)}
+    staged = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            json.dump(below, file)
+        os.replace(staged, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            staged.unlink()
+
 
 
 def shown_directories(query: FileQuery, cancel: CancelToken) -> list[str]:
@@ -70,7 +127,9 @@ def _holds_file(directory: str, rel_dir: str, above: list[IgnoreRule], globs: Gl
     witness = _witnesses.get(directory)
     if witness is not None and _still_shown(directory, rel_dir, above, globs, witness):
         return True
+    global _changed
     found = _look(directory, rel_dir, above, globs, cancel)
+    _changed = True
     if found is None:
         _witnesses.pop(directory, None)
         return False

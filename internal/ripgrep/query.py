@@ -30,6 +30,9 @@ class FileQuery:
     readable: tuple[Path, ...] = ()
     #: With ``max_depth``: also find the directories the listing shows (:mod:`.directories`).
     with_directories: bool = False
+    #: The file where that search keeps what it found for the next process (a CLI call is one;
+    #: :func:`.directories.witness_file`).
+    witnesses: Path | None = None
 
 
 #: What a content search reports: matching lines (with context), matching files, or per-file counts.

@@ -32,7 +32,7 @@ from ..proc import REAP_TIMEOUT_S, check_argument
 from ..proc.confined import ReadConfinement, confined_executor
 from ..proc.stream import StreamControl, Streamed, run_streaming
 from .confine import confinement_for, unconfinable
-from .directories import shown_directories
+from .directories import load_witnesses, save_witnesses, shown_directories
 from .output import OutputParser, mtime
 from .query import FileQuery, SearchQuery, SearchResult
 
@@ -231,7 +231,7 @@ def _parser_mode(query: SearchQuery) -> str:
 async def list_files(query: FileQuery, *, rg: str | None, limit: int, cancel: CancelToken) -> SearchResult:
     """The files, and with ``query.with_directories`` the directories shown within its depth
     (found by a walk made on rg's thread while rg runs, confined as rg is)."""
-    walk = functools.partial(shown_directories, query, cancel) if query.with_directories else None
+    walk = functools.partial(_walk, query, cancel) if query.with_directories else None
     if rg is None:
         from . import fallback
 
@@ -242,6 +242,17 @@ async def list_files(query: FileQuery, *, rg: str | None, limit: int, cancel: Ca
         rg, _file_args(query), cwd=query.root, mode="files", limit=limit, cancel=cancel,
         with_mtimes=query.with_mtimes, confine=_confinement(rg, query.readable, query.root), alongside=walk,
     )  # fmt: skip
+
+
+def _walk(query: FileQuery, cancel: CancelToken) -> list[str]:
+    """The directories a depth-limited listing shows, with the witnesses kept across processes."""
+    root = str(query.root)
+    if query.witnesses is not None:
+        load_witnesses(query.witnesses, root)
+    shown = shown_directories(query, cancel)
+    if query.witnesses is not None:
+        save_witnesses(query.witnesses, root)
+    return shown
 
 
 def _confinement(rg: str, readable: tuple[Path, ...], searched: Path) -> ReadConfinement | None:

@@ -162,3 +162,38 @@ def test_a_directory_is_looked_into_again_when_the_file_that_showed_it_goes(tmp_
     (ws / "a" / "b").rmdir()
     (ws / "a" / "b").symlink_to(ws / "outside")  # the way to it is a symlink now: not followed
     assert "\n".join(listing(ws, {"depth": 1}, use_rg)) == f"- {ws}/\n  - outside/\n  - keep.txt"
+
+
+def test_witnesses_kept_across_processes_are_checked_and_never_trusted_blindly(tmp_path: Path) -> None:
+    """A CLI call is a new process: the file found below each directory is kept in the state
+    directory for the next one. A kept witness that went is looked for again; one that points
+    out of its directory is not taken in at all."""
+    from agent_toolsmith.cancel import CancelToken
+    from agent_toolsmith.ripgrep import FileQuery
+    from agent_toolsmith.ripgrep import directories as walk
+
+    ws = tmp_path / "ws"
+    make(ws, ["a/b/first.txt", "top.txt"])
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "x.txt").write_text("x")
+    store = walk.witness_file(tmp_path / "state", str(ws))
+    query = FileQuery(ws, max_depth=1, with_directories=True, witnesses=store)
+
+    def new_process_walk() -> list[str]:
+        walk._witnesses.clear()
+        walk._loaded.clear()
+        walk.load_witnesses(store, str(ws))
+        loaded = dict(walk._witnesses)
+        shown = walk.shown_directories(query, CancelToken())
+        walk.save_witnesses(store, str(ws))
+        return [*shown, *(f"{d}={w}" for d, w in sorted(loaded.items()))]
+
+    assert new_process_walk() == ["a"]  # nothing kept yet
+    assert new_process_walk() == ["a", f"{ws}/a=b/first.txt"]  # taken in, checked, used
+    (ws / "a" / "b" / "first.txt").unlink()
+    make(ws, ["a/c/second.txt"])
+    assert new_process_walk() == ["a", f"{ws}/a=b/first.txt"]  # gone: looked for again
+    assert new_process_walk() == ["a", f"{ws}/a=c/second.txt"]
+    (ws / "a" / "c" / "second.txt").unlink()
+    store.write_text(f'{{"{ws}/a": "../../outside/x.txt", "{tmp_path}/outside": "x.txt"}}')
+    assert new_process_walk() == []  # neither taken in; a/ holds no file now

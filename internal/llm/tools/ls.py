@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from ...fsutil.anchored import names_inside
 from ...fsutil.paths import require_directory
 from ...ripgrep import AUTO_IGNORED, FileQuery, display, find_rg, list_files
+from ...ripgrep.directories import witness_file
 from .context import PathServices
 from .contract import Tool, ToolResponse
 from .params import param
@@ -60,9 +61,11 @@ class LsTool(Tool):
         rg = find_rg(ctx.config.rg_path)
         # rg enumerates in parallel (unordered); sorting here keeps that speed and a stable listing.
         roots = ctx.read_roots(approved)
+        depth_limited = params.depth is not None
         query = FileQuery(
-            root, globs=globs, max_depth=params.depth, readable=tuple(roots), with_directories=params.depth is not None
-        )
+            root, globs=globs, max_depth=params.depth, readable=tuple(roots), with_directories=depth_limited,
+            witnesses=witness_file(ctx.state.directory("ls-witnesses"), str(root)) if depth_limited else None,
+        )  # fmt: skip
         result = await list_files(query, rg=rg, limit=MAX_FILES_COLLECTED, cancel=ctx.cancel)
         base = str(root).rstrip("/")
         dirs = result.directories
