@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ is not in
 from tests.pdf_writer import text_pdf
 
 #: Pairs per row: a single-page PDF view is ~25 ms and varies by half between runs on this
-#: machine (nine pairs once printed 0.75× and once 1.57× for the same code), so 21.
+#: machine (nine pairs printed 1.57× and 1.05× in two runs of the same code), so 21.
 RUNS = int(os.environ.get("BENCH_RUNS", "21"))
 #: A document view through Session.run vs its parser alone (docs/benchmarks.md).
 VIEW_GOAL = 1.5
