@@ -56,6 +56,8 @@ class SearchQuery:
     after: int = 0
     #: Where rg may read (the readable roots); empty: anywhere. See :mod:`.confine`.
     readable: tuple[Path, ...] = ()
+    #: Search these files (below ``root``) rather than all of ``root``.
+    files: tuple[str, ...] = ()
 
 
 class Match(NamedTuple):

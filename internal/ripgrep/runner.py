@@ -221,7 +221,7 @@ def _search_args(query: SearchQuery) -> list[str]:
         args.append("--ignore-case")
     if query.multiline:
         args += ["--multiline", "--multiline-dotall"]
-    return [*args, "-e", query.pattern, "--", str(query.root)]
+    return [*args, "-e", query.pattern, "--", *(query.files or [str(query.root)])]
 
 
 def _parser_mode(query: SearchQuery) -> str:

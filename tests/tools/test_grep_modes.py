@@ -305,3 +305,19 @@ def test_multiline_matches_equal_a_reference(files: dict[str, list[str]], case_i
     for content in all_pages(ws, params, page=4, use_rg=use_rg):
         matches |= parse_content(content)[0]
     assert matches == expected
+
+
+def test_context_of_a_file_whose_name_is_not_utf8(tmp_path: Path) -> None:
+    """With context, rg is asked again for the page's files only, by the names it printed: an
+    undecodable one goes back byte for byte."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    odd = os.fsdecode(bytes(ws) + b"/odd-\xff.txt")
+    with open(odd, "w", encoding="utf-8") as file:
+        file.write("before\nneedle\nafter\n")
+    (ws / "plain.txt").write_text("one\nneedle here\ntwo\n")
+    response = run_grep(ws, {"pattern": "needle", "context": 1})
+    assert not response.is_error, response.content
+    odd_lines = ("Line 1- before", "Line 2: needle", "Line 3- after")
+    for line in (*odd_lines, "Line 1- one", "Line 2: needle here", "Line 3- two"):
+        assert line in response.content

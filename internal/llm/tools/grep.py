@@ -4,6 +4,7 @@ files, or per-file counts, newest files first, paged with head_limit/offset."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass
 from itertools import groupby
@@ -119,13 +120,14 @@ class GrepTool(Tool):
             after=context if params.after is None else params.after,
             readable=tuple(roots := ctx.read_roots(approved)),
         )
-        if params.output_mode == "content" and not (rg and confinable(rg)):
-            result, contents = await _search_and_read(query, rg, ctx, root, approved, roots)
-        else:
-            result, contents = await search(query, rg=rg, limit=MAX_MATCHES_COLLECTED, cancel=ctx.cancel), {}
-        if not result.confined:  # rg could have read through a symlink swapped in: check
-            await asyncio.to_thread(verify_result, result, root, approved, roots, contents)
+        # With context, rg first finds the matches alone, then the context of the page's files only:
+        # the context of every match is mostly lines no page shows (rg -C2 prints ~5 lines a match).
+        context_later = rg is not None and params.output_mode == "content" and bool(query.before or query.after)
+        first = dataclasses.replace(query, before=0, after=0) if context_later else query
+        result = await _search_checked(first, rg, ctx, root, approved, roots)
         page = _Page(params.offset, params.head_limit or DEFAULT_HEAD_LIMIT, ctx.config.max_output_bytes - FRAME_BYTES)
+        if context_later and rg is not None:
+            await _add_page_context(result, query, page, rg, ctx, root, approved, roots)
         if params.output_mode == "content":
             body, total = _render_content(result, query, page)
         elif params.output_mode == "files_with_matches":
@@ -152,6 +154,40 @@ class GrepTool(Tool):
             )
         text = body + _paging_note(page, total, result.stopped_early)
         return ToolResponse(_with_partial_note(text, result), metadata=metadata)
+
+
+async def _search_checked(
+    query: SearchQuery, rg: str | None, ctx: PathServices, root: Path, real_root: Path, roots: list[Path]
+) -> SearchResult:
+    """The search, with what it found checked where rg could not be confined."""
+    if query.mode == "content" and not (rg and confinable(rg)):
+        result, contents = await _search_and_read(query, rg, ctx, root, real_root, roots)
+    else:
+        result, contents = await search(query, rg=rg, limit=MAX_MATCHES_COLLECTED, cancel=ctx.cancel), {}
+    if not result.confined:  # rg could have read through a symlink swapped in: check
+        await asyncio.to_thread(verify_result, result, root, real_root, roots, contents)
+    return result
+
+
+async def _add_page_context(
+    result: SearchResult,
+    query: SearchQuery,
+    page: _Page,
+    rg: str,
+    ctx: PathServices,
+    root: Path,
+    real_root: Path,
+    roots: list[Path],
+) -> None:
+    """The context lines of the files the page shows, from rg run again on those files alone,
+    added to ``result`` as context (the matches themselves stay those of the first search)."""
+    ordered = _ordered_matches(result)
+    files = tuple(dict.fromkeys(m.path for m in ordered[page.offset : page.offset + page.limit]))
+    if not files:
+        return
+    # Paths as rg printed them go back as arguments unchanged (undecodable bytes round-trip).
+    around = await _search_checked(dataclasses.replace(query, files=files), rg, ctx, root, real_root, roots)
+    result.matches.extend(m._replace(context=True) for m in around.matches)
 
 
 async def _search_and_read(
@@ -223,12 +259,7 @@ def _render_content(result: SearchResult, query: SearchQuery, page: _Page) -> tu
     A line that matches but falls outside this page's matches is shown as context here (it is a
     match on its own page), so pages never show the same match twice.
     """
-    by_file: dict[str, list[Match]] = {}
-    for match in result.matches:  # rg prints a file's lines together, in order
-        if not match.context:
-            by_file.setdefault(match.path, []).append(match)
-    files = newest_first(list(by_file), result.mtimes)
-    ordered = [m for path in files for m in sorted(by_file[path], key=_line_number)]
+    ordered = _ordered_matches(result)
     total = len(ordered)
     plus = "+" if result.stopped_early else ""
     out = [f"Found {total}{plus} {'match' if total == 1 else 'matches'}"]
@@ -246,6 +277,16 @@ def _render_content(result: SearchResult, query: SearchQuery, page: _Page) -> tu
         if not _render_file_lines(out, list(group), lines_of[path], query, page):
             break
     return "\n".join(out), total
+
+
+def _ordered_matches(result: SearchResult) -> list[Match]:
+    """The matches (not context) in page order: files newest first, lines in order."""
+    by_file: dict[str, list[Match]] = {}
+    for match in result.matches:  # rg prints a file's lines together, in order
+        if not match.context:
+            by_file.setdefault(match.path, []).append(match)
+    files = newest_first(list(by_file), result.mtimes)
+    return [m for path in files for m in sorted(by_file[path], key=_line_number)]
 
 
 def _line_number(match: Match) -> int:
