@@ -126,10 +126,11 @@ class GrepTool(Tool):
         first = dataclasses.replace(query, before=0, after=0) if context_later else query
         result = await _search_checked(first, rg, ctx, root, approved, roots)
         page = _Page(params.offset, params.head_limit or DEFAULT_HEAD_LIMIT, ctx.config.max_output_bytes - FRAME_BYTES)
+        ordered = _ordered_matches(result) if params.output_mode == "content" else []
         if context_later and rg is not None:
-            await _add_page_context(result, query, page, rg, ctx, root, approved, roots)
+            await _add_page_context(result, ordered, query, page, rg, ctx, root, approved, roots)
         if params.output_mode == "content":
-            body, total = _render_content(result, query, page)
+            body, total = _render_content(result, ordered, query, page)
         elif params.output_mode == "files_with_matches":
             body, total = _render_files(result, page)
         else:
@@ -171,6 +172,7 @@ async def _search_checked(
 
 async def _add_page_context(
     result: SearchResult,
+    ordered: list[Match],
     query: SearchQuery,
     page: _Page,
     rg: str,
@@ -181,7 +183,6 @@ async def _add_page_context(
 ) -> None:
     """The context lines of the files the page shows, from rg run again on those files alone,
     added to ``result`` as context (the matches themselves stay those of the first search)."""
-    ordered = _ordered_matches(result)
     files = tuple(dict.fromkeys(m.path for m in ordered[page.offset : page.offset + page.limit]))
     if not files:
         return
@@ -253,13 +254,13 @@ def _plural(count: int, one: str, many: str) -> str:
     return f"{count} {one if count == 1 else many}"
 
 
-def _render_content(result: SearchResult, query: SearchQuery, page: _Page) -> tuple[str, int]:
-    """Matching lines of the page, grouped by file, with their context merged around them.
+def _render_content(result: SearchResult, ordered: list[Match], query: SearchQuery, page: _Page) -> tuple[str, int]:
+    """Matching lines of the page (``ordered``: every match in page order, :func:`_ordered_matches`),
+    grouped by file, with their context merged around them.
 
     A line that matches but falls outside this page's matches is shown as context here (it is a
     match on its own page), so pages never show the same match twice.
     """
-    ordered = _ordered_matches(result)
     total = len(ordered)
     plus = "+" if result.stopped_early else ""
     out = [f"Found {total}{plus} {'match' if total == 1 else 'matches'}"]
