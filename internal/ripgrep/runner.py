@@ -221,6 +221,8 @@ def _search_args(query: SearchQuery) -> list[str]:
         args.append("--ignore-case")
     if query.multiline:
         args += ["--multiline", "--multiline-dotall"]
+    if query.files:  # a page's few files: rg's thread pool would cost more than it saves
+        args.append("--threads=1")
     return [*args, "-e", query.pattern, "--", *(query.files or [str(query.root)])]
 
 
