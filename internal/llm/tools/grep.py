@@ -13,9 +13,9 @@ from queue import SimpleQueue
 from typing import Any, Literal
 
 from ...errors import ToolError
-from ...fsutil.anchored import AnchoredDir, names_inside, open_dir, read_at
 from ...fsutil.paths import not_found_error
 from ...ripgrep import Match, SearchQuery, SearchResult, confinable, display, find_rg, newest_first, search
+from ...ripgrep.checked import AnchoredReader, Content, verify_result
 from ...truncate import shorten_line
 from .context import PathServices
 from .contract import Tool, ToolResponse
@@ -193,7 +193,7 @@ async def _add_page_context(
 
 async def _search_and_read(
     query: SearchQuery, rg: str | None, ctx: PathServices, root: Path, real_root: Path, roots: list[Path]
-) -> tuple[SearchResult, dict[str, _Content]]:
+) -> tuple[SearchResult, dict[str, Content]]:
     """The search, and the verifying read of each matched file made in a worker thread as rg
     reports the file (rg has read it by then), so the reads overlap the search."""
     paths: SimpleQueue[str | None] = SimpleQueue()
@@ -208,9 +208,9 @@ async def _search_and_read(
 
 def _read_matched(
     paths: SimpleQueue[str | None], root: Path, real_root: Path, roots: list[Path]
-) -> dict[str, _Content]:
-    contents: dict[str, _Content] = {}
-    with _AnchoredReader(roots, root, real_root) as reader:
+) -> dict[str, Content]:
+    contents: dict[str, Content] = {}
+    with AnchoredReader(roots, root, real_root) as reader:
         while (path := paths.get()) is not None:
             if path not in contents:
                 contents[path] = reader.content(path)
@@ -340,89 +340,6 @@ def _render_counts(result: SearchResult, page: _Page) -> tuple[str, int]:
         out.append(rendered)
         page.shown += 1
     return "\n".join(out), len(files)
-
-
-#: A file's text as rg's lines hold it, and with undecodable bytes dropped; None: not readable
-#: through the no-follow walk.
-_Content = tuple[str, str] | None
-
-
-def verified_matches(
-    matches: list[Match], root: Path, real_root: Path, roots: list[Path], contents: dict[str, _Content] | None = None
-) -> list[Match]:
-    """Only the matches whose line is in the file reached without following a symlink.
-
-    The search process follows paths by name: a directory swapped for a symlink mid-search
-    could make it read a file outside. Each matched file is read again through the anchored,
-    no-follow walk from its root; a line not found there (the search read something else) is
-    dropped — so nothing of an outside file is ever shown. Each directory is opened (that walk)
-    once, not once per file: a capped search verifies up to 10 000 files. ``contents`` holds
-    the files already read that way (while rg was searching).
-    """
-    contents = dict(contents or {})
-    kept = []
-    with _AnchoredReader(roots, root, real_root) as reader:
-        for match in matches:
-            if match.path not in contents:
-                contents[match.path] = reader.content(match.path)
-            found = contents[match.path]
-            line = match.text.rstrip("\r\n")
-            if found is not None and (line in found[0] or line.replace("\ufffd", "") in found[1]):
-                kept.append(match)
-    return kept
-
-
-class _AnchoredReader:
-    """Regular files read through directories opened without following a symlink
-    (:func:`open_dir`), each directory opened once; as :func:`read_anchored` reads one file.
-    Paths below ``root`` are read at the same place below its real path ``real_root``."""
-
-    def __init__(self, roots: list[Path], root: Path, real_root: Path) -> None:
-        self.roots = roots
-        self.prefix, self.real_prefix = str(root).rstrip("/"), str(real_root).rstrip("/")
-        self.directories: dict[str, AnchoredDir | None] = {}
-
-    def __enter__(self) -> _AnchoredReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for directory in self.directories.values():
-            if directory is not None:
-                directory.close()
-
-    def content(self, path: str) -> _Content:
-        inside = path == self.prefix or path.startswith(self.prefix + "/")
-        data = self.read(self.real_prefix + path[len(self.prefix) :] if inside else path)
-        if data is None:
-            return None
-        return data.decode("utf-8", "surrogateescape"), data.decode("utf-8", "replace").replace("\ufffd", "")
-
-    def read(self, path: str) -> bytes | None:
-        parent, _, name = path.rpartition("/")
-        if parent not in self.directories:
-            try:
-                self.directories[parent] = open_dir(Path(parent or "/"), self.roots)
-            except (OSError, ToolError, ValueError):
-                self.directories[parent] = None
-        directory = self.directories[parent]
-        if directory is None or not name:
-            return None
-        return read_at(directory, name)
-
-
-def verify_result(
-    result: SearchResult, root: Path, real_root: Path, roots: list[Path], contents: dict[str, _Content] | None = None
-) -> None:
-    """Keep only what the search found inside the roots without following a symlink swapped in
-    mid-search: matched lines re-read through the anchored walk (see :func:`verified_matches`),
-    listed files and counted files checked to exist as reached that way."""
-    if result.matches:
-        result.matches = verified_matches(result.matches, root, real_root, roots, contents)
-    if result.files:
-        result.files = names_inside(result.files, roots, root, real_root)
-    if result.counts:
-        kept = set(names_inside(list(result.counts), roots, root, real_root))
-        result.counts = {path: n for path, n in result.counts.items() if path in kept}
 
 
 TOOL = GrepTool()
