@@ -63,9 +63,13 @@ class AnchoredReader:
             if directory is not None:
                 directory.close()
 
-    def content(self, path: str) -> Content:
+    def raw(self, path: str) -> bytes | None:
+        """The bytes of ``path`` as the search named it (below ``root``, read below ``real_root``)."""
         inside = path == self.prefix or path.startswith(self.prefix + "/")
-        data = self.read(self.real_prefix + path[len(self.prefix) :] if inside else path)
+        return self.read(self.real_prefix + path[len(self.prefix) :] if inside else path)
+
+    def content(self, path: str) -> Content:
+        data = self.raw(path)
         if data is None:
             return None
         return data.decode("utf-8", "surrogateescape"), data.decode("utf-8", "replace").replace("\ufffd", "")

@@ -321,3 +321,30 @@ def test_context_of_a_file_whose_name_is_not_utf8(tmp_path: Path) -> None:
     odd_lines = ("Line 1- before", "Line 2: needle", "Line 3- after")
     for line in (*odd_lines, "Line 1- one", "Line 2: needle here", "Line 3- two"):
         assert line in response.content
+
+
+@pytest.mark.parametrize("opening", [b"", b"\xef\xbb\xbf", b"\xff\xfe"])
+def test_page_context_read_from_the_files_is_what_rg_prints(tmp_path: Path, opening: bytes) -> None:
+    """The page's context comes from its files read directly (CRLF, a last line without LF,
+    windows clipped at both ends), or from rg again when a file opens with a byte-order mark or
+    holds a NUL: the same lines either way as rg -B/-A prints them."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    body = "first needle\r\nsecond\r\nthird\nneedle again\nfifth\nsixth\nseventh needle"
+    if opening == b"\xff\xfe":
+        (ws / "a.txt").write_bytes(opening + body.encode("utf-16-le"))
+    else:
+        (ws / "a.txt").write_bytes(opening + body.encode())
+    (ws / "b.txt").write_bytes(b"x\nneedle\x00binary\ny\n")
+    (ws / "c.txt").write_text("one\ntwo\nneedle three\n")
+    response = run_grep(ws, {"pattern": "needle", "before": 2, "after": 2})
+    assert not response.is_error, response.content
+    ours = {(p, n, t) for p, n, t in set.union(*parse_content(response.content))}
+    reference = set()
+    for line in rg("--json", "-B", "2", "-A", "2", "-e", "needle", "--", str(ws), cwd=ws).splitlines():
+        event = json.loads(line)
+        if event["type"] in ("match", "context"):
+            data = event["data"]
+            text = data["lines"].get("text", "").rstrip("\n").rstrip("\r")
+            reference.add((data["path"]["text"], data["line_number"], text))
+    assert ours == reference

@@ -181,14 +181,50 @@ async def _add_page_context(
     real_root: Path,
     roots: list[Path],
 ) -> None:
-    """The context lines of the files the page shows, from rg run again on those files alone,
-    added to ``result`` as context (the matches themselves stay those of the first search)."""
-    files = tuple(dict.fromkeys(m.path for m in ordered[page.offset : page.offset + page.limit]))
-    if not files:
+    """The context lines around the page's matches, added to ``result`` as context (the matches
+    themselves stay those of the first search): read from the page's files themselves, through
+    the no-follow walk; where a file is one rg reads otherwise (a byte-order mark, a NUL), from
+    rg run again on those files alone."""
+    selected = ordered[page.offset : page.offset + page.limit]
+    if not selected:
         return
+    read = await asyncio.to_thread(_context_read, selected, query, root, real_root, roots)
+    if read is not None:
+        result.matches.extend(read)
+        return
+    files = tuple(dict.fromkeys(m.path for m in selected))
     # Paths as rg printed them go back as arguments unchanged (undecodable bytes round-trip).
     around = await _search_checked(dataclasses.replace(query, files=files), rg, ctx, root, real_root, roots)
     result.matches.extend(m._replace(context=True) for m in around.matches)
+
+
+#: Files that open with one of these are transcoded by rg (BOM sniffing): their lines come from rg.
+_BYTE_ORDER_MARKS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+
+
+def _context_read(
+    selected: list[Match], query: SearchQuery, root: Path, real_root: Path, roots: list[Path]
+) -> list[Match] | None:
+    """The lines within the context window of each of ``selected``, as rg would print them (split
+    at LF, a CR before it dropped, decoded as the parser decodes); None when a file cannot be
+    read that way or is one rg reads otherwise."""
+    out: list[Match] = []
+    with AnchoredReader(roots, root, real_root) as reader:
+        for path, group in groupby(selected, key=lambda m: m.path):
+            data = reader.raw(path)
+            if data is None or data.startswith(_BYTE_ORDER_MARKS) or b"\0" in data:
+                return None
+            lines = data.split(b"\n")
+            if data.endswith(b"\n"):
+                lines.pop()
+            wanted: set[int] = set()
+            for match in group:
+                wanted.update(range(max(1, match.line - query.before), min(len(lines), match.line + query.after) + 1))
+            for number in sorted(wanted):
+                text = lines[number - 1]
+                text = text[:-1] if text.endswith(b"\r") else text
+                out.append(Match(path, number, text.decode("utf-8", "replace"), True))
+    return out
 
 
 async def _search_and_read(
