@@ -52,11 +52,13 @@ class AnchoredDir:
 
 
 def _root_for(directory: Path, roots: Iterable[Path]) -> Path:
-    """The deepest of ``roots`` holding ``directory`` (the filesystem root when none does)."""
-    best = Path("/")
+    """The deepest of ``roots`` holding ``directory`` (the filesystem root when none does).
+    Compared as strings: both are absolute and resolved, and a reader of many files asks often."""
+    best, best_text, text = Path("/"), "", str(directory)
     for root in roots:
-        if (directory == root or root in directory.parents) and len(root.parts) > len(best.parts):
-            best = root
+        prefix = str(root).rstrip("/")
+        if (text == prefix or text.startswith(prefix + "/")) and len(prefix) > len(best_text):
+            best, best_text = root, prefix
     return best
 
 

@@ -214,11 +214,15 @@ def _context_read(
             data = reader.raw(path)
             if data is None or data.startswith(_BYTE_ORDER_MARKS) or b"\0" in data:
                 return None
-            lines = data.split(b"\n")
-            if data.endswith(b"\n"):
-                lines.pop()
+            matches = list(group)
+            last = max(m.line for m in matches) + query.after  # no line past it is needed
+            lines = data.split(b"\n", last)
+            if len(lines) > last:
+                lines.pop()  # the rest of the file, unsplit
+            elif data.endswith(b"\n"):
+                lines.pop()  # the empty piece after the last LF is no line
             wanted: set[int] = set()
-            for match in group:
+            for match in matches:
                 wanted.update(range(max(1, match.line - query.before), min(len(lines), match.line + query.after) + 1))
             for number in sorted(wanted):
                 text = lines[number - 1]
