@@ -18,10 +18,13 @@ import pytest
 from agent_toolsmith.config import Config
 from agent_toolsmith.session import Session
 
-#: The outside writer's rate (saves per second), the run's bounds, and the allowed loss.
+#: The outside writer's rate (saves per second), the run's bounds, and the allowed loss. The run
+#: lasts until the writer has made MIN_SAVES saves (6 s at 100 Hz; longer on a busy machine, where
+#: it saves more slowly), so that 1% of them is a rate, not a single unlucky save.
 WRITER_HZ = 100
-RUN_S = 6.0
-MAX_EDIT_ATTEMPTS = 400
+MIN_SAVES = 600
+MAX_RUN_S = 90.0
+MAX_EDIT_ATTEMPTS = 4000
 MAX_LOSS_RATE = 0.01
 #: Hang guards.
 CALL_TIMEOUT_S = 30.0
@@ -82,14 +85,14 @@ def test_outside_saves_are_not_lost(tmp_path: Path, mode: str) -> None:
     saves, lost = map(int, out.split())
     print(f"outside writer ({mode}, {WRITER_HZ} Hz): {saves} saves, {lost} lost ({lost / max(saves, 1):.2%}); "
           f"{edited} tool edits landed")  # fmt: skip
-    assert saves > 0
+    assert saves >= MIN_SAVES // 2, f"the writer made only {saves} saves: too few to judge 1% by"
     assert lost <= MAX_LOSS_RATE * saves, f"{lost} of {saves} outside saves lost"
 
 
 async def _edit_while_writer_runs(ws: Path) -> int:
     session = Session(ws, config=Config(lsp_enabled=False))
     edited = 0
-    deadline = time.monotonic() + RUN_S
+    deadline = time.monotonic() + MAX_RUN_S
     for _ in range(MAX_EDIT_ATTEMPTS):
         if time.monotonic() > deadline:
             break
@@ -98,6 +101,8 @@ async def _edit_while_writer_runs(ws: Path) -> int:
         if view.is_error or "save" not in words:
             continue
         number = words[words.index("save") + 1]
+        if int(number) >= MIN_SAVES:  # the writer's own count: enough saves made
+            break
         params = {"file_path": "f.txt", "old_string": f"save {number}", "new_string": f"edited {number}"}
         response = await asyncio.wait_for(session.run("edit", params), CALL_TIMEOUT_S)
         edited += not response.is_error
