@@ -49,8 +49,6 @@ def _libc() -> ctypes.CDLL:
 @functools.cache
 def available() -> bool:
     """Whether this kernel enforces Landlock (ABI version 1 or later)."""
-    if not hasattr(os, "pidfd_open"):  # the confined thread's children are waited on through a pidfd
-        return False
     try:
         version = _libc().syscall(_SYS_CREATE_RULESET, None, 0, _CREATE_RULESET_VERSION)
     except (OSError, AttributeError):

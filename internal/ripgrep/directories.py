@@ -34,7 +34,8 @@ WITNESSES_KEPT = 4096
 _witnesses: dict[str, str] = {}
 #: Witness files (see :func:`load_witnesses`) read by this process already.
 _loaded: set[Path] = set()
-_changed = False
+#: Directories whose witness changed since the witnesses were last kept (:func:`save_witnesses`).
+_changed: set[str] = set()
 
 
 def witness_file(store: Path, root: str) -> Path:
@@ -69,11 +70,11 @@ def load_witnesses(path: Path, root: str) -> None:
 def save_witnesses(path: Path, root: str) -> None:
     """Keep the witnesses of the directories below ``root`` for the next process (when they
     changed); a cache: losing it, or a race between two writers, only costs a slower look."""
-    global _changed
-    if not _changed:
-        return
-    _changed = False
     prefix = root.rstrip("/") + "/"
+    changed = {d for d in _changed if d.startswith(prefix)}
+    if not changed:
+        return
+    _changed.difference_update(changed)
     below = {d: w for d, w in list(_witnesses.items()) if d.startswith(prefix)}
     staged = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
@@ -127,9 +128,9 @@ def _holds_file(directory: str, rel_dir: str, above: list[IgnoreRule], globs: Gl
     witness = _witnesses.get(directory)
     if witness is not None and _still_shown(directory, rel_dir, above, globs, witness):
         return True
-    global _changed
     found = _look(directory, rel_dir, above, globs, cancel)
-    _changed = True
+    if found != witness:
+        _changed.add(directory)
     if found is None:
         _witnesses.pop(directory, None)
         return False
