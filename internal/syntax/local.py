@@ -34,9 +34,11 @@ from .stretches import statement_starts, statements_apart, statements_together
 LOCAL_LANGUAGES = frozenset({"python"})
 #: A change whose statements span more than this is judged by the whole-file parse.
 MAX_LOCAL_BYTES = 256 * 1024
-#: Statements shorter than this are not looked for to line the texts up again (a blank line or
-#: a one-line comment would be found anywhere).
+#: Statements shorter than this (``x = 1``, a one-line comment) are looked for, to line the texts
+#: up again, only within SHORT_SYNC_WINDOW bytes of where the search starts: text that short
+#: recurs all over a file, and a far match makes one long region of what lies between.
 SYNC_MIN_BYTES = 24
+SHORT_SYNC_WINDOW = 4096
 
 
 def clean_by_statements(before: str, after: str, path: str, cache: SyntaxCache) -> bool:
@@ -113,7 +115,8 @@ def _regions(old: bytes, new: bytes, starts: list[int]) -> list[tuple[list[int],
     A region runs from the statement before a difference to the end of the first old statement
     found again after it, so what a change can join to is inside it; a difference right after a
     region widens it. Statements are looked for only inside the one range that differs (outside
-    it the texts are equal), and only those of SYNC_MIN_BYTES or more. Finding one in the wrong
+    it the texts are equal), at the start of a line (where a top-level statement starts), and
+    those shorter than SYNC_MIN_BYTES only near where the search starts. Finding one in the wrong
     place costs speed, never truth: every byte that is not an old statement is parsed.
     """
     start, old_end, new_end = changed_range(old, new)
@@ -194,11 +197,19 @@ def _found_again(
                 return j, at
             continue
         statement = old[edges[j] : edges[j + 1]]
-        if len(statement) >= SYNC_MIN_BYTES:
-            at = new.find(statement, since, since + MAX_LOCAL_BYTES + len(statement))
-            if at >= 0:
-                return j, at
+        window = MAX_LOCAL_BYTES if len(statement) >= SYNC_MIN_BYTES else SHORT_SYNC_WINDOW
+        at = _at_line_start(new, statement, since, since + window + len(statement))
+        if at >= 0:
+            return j, at
     return len(edges) - 1, len(new)
+
+
+def _at_line_start(text: bytes, piece: bytes, low: int, high: int) -> int:
+    """Where ``piece`` first occurs in ``text[low:high]`` at the start of a line; -1 if nowhere."""
+    at = text.find(piece, low, high)
+    while at > 0 and text[at - 1] != 0x0A:
+        at = text.find(piece, at + 1, high)
+    return at
 
 
 def _starts(source: bytes, path: str, cache: SyntaxCache) -> list[int] | None:

@@ -7,13 +7,20 @@ from __future__ import annotations
 import inspect
 import textwrap
 
+import pytest
 from agent_toolsmith.syntax import judge
-from agent_toolsmith.syntax.local import clean_by_statements
+from agent_toolsmith.syntax.local import _regions, clean_by_statements
 from agent_toolsmith.syntax.parse import SyntaxCache, parse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 SOURCE = inspect.getsource(textwrap)
+#: A module of short top-level statements (shorter than SYNC_MIN_BYTES), where the texts are lined
+#: up again near each change: among them a multi-line string whose lines repeat statements at
+#: column 0, and a bracket continued at column 0 — places a short statement is found in wrong.
+SHORT_SOURCE = "".join(
+    f"x = {i}\n" if i % 7 else f"s = '''\nx = {i + 1}\n# c\n'''\nt = [\nx,\n]\n# c\n" for i in range(300)
+)
 #: Replacement lines: fine ones, and every way a model's slip breaks Python, including ones that
 #: only break because of what is around them (an else with no if, a continuation at the end).
 SNIPPETS = [
@@ -59,17 +66,18 @@ def test_a_change_called_clean_by_its_statements_is_clean_in_the_whole_file(
         before = after
 
 
+@pytest.mark.parametrize("source", [SOURCE, SHORT_SOURCE], ids=["module", "short_statements"])
 @settings(deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 2), st.lists(st.sampled_from(SNIPPETS), max_size=2)),
                 min_size=2, max_size=12))  # fmt: skip
 def test_a_spread_change_is_clean_by_its_statements_only_when_the_whole_file_is(
-    hunks: list[tuple[int, int, list[str]]],
+    source: str, hunks: list[tuple[int, int, list[str]]]
 ) -> None:
     """Several places changed at once (a patch, a multiedit): each hunk's statements are judged
     on their own, and together they never call clean what the whole-file parse does not."""
     cache = SyntaxCache()
-    assert parse(SOURCE, "m.py", cache=cache) is not None
-    lines = SOURCE.split("\n")
+    assert parse(source, "m.py", cache=cache) is not None
+    lines = source.split("\n")
     changed = {seed % len(lines): (removed, inserted) for seed, removed, inserted in hunks}
     out, skip = [], 0
     for number, line in enumerate(lines):
@@ -84,7 +92,7 @@ def test_a_spread_change_is_clean_by_its_statements_only_when_the_whole_file_is(
                 continue
         out.append(line)
     after = "\n".join(out)
-    if after != SOURCE and clean_by_statements(SOURCE, after, "m.py", cache):
+    if after != source and clean_by_statements(source, after, "m.py", cache):
         whole = parse(after, "m.py")
         assert whole is not None and not whole.has_tree_errors and not whole.errors(limit=1)
         again = after.replace("def ", "def  ", 1)  # the starts carried over serve the next change
@@ -106,3 +114,22 @@ def test_an_edit_near_the_top_of_a_long_module_is_judged_by_its_statements() -> 
     assert verdict is not None and verdict.kind == "breaks"  # the whole-file parse decided
     # Other languages keep the whole-file parse.
     assert not clean_by_statements("let a = 1\n", "let a = 2\n", "m.js", cache)
+
+
+def test_short_statements_found_again_end_each_changed_region_near_its_change() -> None:
+    """Many small changes to short statements (a multiedit renaming values): each region ends at
+    the statement after its change, so the fast path parses the changes, not the file between."""
+    lines = [f"value_{i} = {i}\n" for i in range(5000)]
+    text = "".join(lines)
+    after = "".join(f"value_{i} = -{i}\n" if i % 10 == 5 else line for i, line in enumerate(lines))
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line))
+    planned = _regions(text.encode(), after.encode(), starts)
+    assert planned is not None
+    regions = [region for _, region in planned if region is not None]
+    assert len(regions) == 500
+    assert max(high - low for low, high, _, _ in regions) < 64  # three statements, not the file
+    cache = SyntaxCache()
+    parse(text, "m.py", cache=cache)
+    assert clean_by_statements(text, after, "m.py", cache)
