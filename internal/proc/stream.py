@@ -14,6 +14,7 @@ stopping it kills its process group, and the process is always reaped before thi
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import select
 import signal
@@ -27,6 +28,19 @@ from .tree import REAP_TIMEOUT_S, ProcessTree
 
 #: Bytes read from a pipe at a time.
 READ_CHUNK = 256 * 1024
+#: The capacity asked for the stdout pipe (Linux; the default is 64 KiB): the process writes on
+#: while the consumer parses a burst, instead of waiting for it. Capped by the system
+#: (/proc/sys/fs/pipe-max-size, 1 MiB by default); a refusal keeps the default.
+PIPE_CAPACITY = 1024 * 1024
+#: Reading a chatty process in batches: once a run has read COALESCE_AFTER_READS chunks of its
+#: stdout, a read that found less than COALESCE_BELOW_BYTES is followed by a pause of COALESCE_S
+#: before the next poll. rg writes each file's matches as one write (~100 bytes when a file has one
+#: match), and waking, reading and parsing per write costs more CPU than rg's search of that file;
+#: batched, a capped grep of 10 000 files is read in ~100 chunks instead of ~4 000. Short runs never
+#: pause, and a long one ends at most COALESCE_S later (the pipe holds what it writes meanwhile).
+COALESCE_AFTER_READS = 8
+COALESCE_BELOW_BYTES = 16 * 1024
+COALESCE_S = 0.001
 
 
 @dataclass
@@ -89,6 +103,8 @@ def run_streaming(
         )  # fmt: skip
         tree.set_leader(process.pid)
         control.started(process.pid)
+        assert process.stdout is not None
+        _widen(process.stdout.fileno())
         try:
             outcome = _pump(process, consume, control, time.monotonic() + timeout_s, max_stderr)
             if outcome.stopped or outcome.timed_out:
@@ -107,6 +123,13 @@ def run_streaming(
         tree.release()
 
 
+def _widen(fd: int) -> None:
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if set_size is not None:
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(fd, set_size, PIPE_CAPACITY)
+
+
 def _pump(
     process: subprocess.Popen[bytes],
     consume: Callable[[bytes], bool],
@@ -121,6 +144,7 @@ def _pump(
         poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
     outcome = Streamed(None, b"")
     open_fds = {out, err}
+    reads = 0
     while open_fds:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
@@ -136,5 +160,9 @@ def _pump(
             elif not consume(chunk):
                 outcome.stopped = True
                 return outcome
+            else:
+                reads += 1
+                if reads > COALESCE_AFTER_READS and len(chunk) < COALESCE_BELOW_BYTES:
+                    time.sleep(COALESCE_S)  # let the writer fill the pipe: one wake-up per batch
     outcome.stopped = outcome.stopped or control.stop_requested
     return outcome
