@@ -339,10 +339,10 @@ StatCache = dict[str, float]
 
 def newest_first(paths: list[str], known: StatCache | None = None) -> list[str]:
     """Sort by modification time, newest first, ties by path; one stat per path not in ``known``."""
-    mtimes: StatCache = dict(known or {})
-    for path in paths:
-        if path not in mtimes:
-            mtimes[path] = mtime(path)
+    mtimes: StatCache = known if known is not None else {}
+    missing = [path for path in paths if path not in mtimes]
+    if missing:  # ``known`` is the caller's: added to a copy
+        mtimes = {**mtimes, **{path: mtime(path) for path in missing}}
     ordered = sorted(paths)
     ordered.sort(key=mtimes.__getitem__, reverse=True)  # stable: equal times stay in path order
     return ordered

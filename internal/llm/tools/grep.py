@@ -7,7 +7,8 @@ import asyncio
 import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass
-from itertools import groupby
+from itertools import chain, groupby
+from operator import itemgetter
 from pathlib import Path
 from queue import SimpleQueue
 from typing import Any, Literal
@@ -323,15 +324,20 @@ def _render_content(result: SearchResult, ordered: list[Match], query: SearchQue
 def _ordered_matches(result: SearchResult) -> list[Match]:
     """The matches (not context) in page order: files newest first, lines in order."""
     by_file: dict[str, list[Match]] = {}
-    for match in result.matches:  # rg prints a file's lines together, in order
-        if not match.context:
-            by_file.setdefault(match.path, []).append(match)
-    files = newest_first(list(by_file), result.mtimes)
-    return [m for path in files for m in sorted(by_file[path], key=_line_number)]
+    for path, records in groupby(result.matches, key=_path_of):  # rg prints a file's lines together
+        lines = [m for m in records if not m.context]
+        if lines:
+            known = by_file.setdefault(path, lines)
+            if known is not lines:  # the file came back (a fallback's order): one list per file
+                known += lines
+    for lines in by_file.values():
+        if len(lines) > 1:
+            lines.sort(key=_line_number)  # in order already from rg: one pass
+    return list(chain.from_iterable(map(by_file.__getitem__, newest_first(list(by_file), result.mtimes))))
 
 
-def _line_number(match: Match) -> int:
-    return match.line
+_path_of = itemgetter(0)
+_line_number = itemgetter(1)
 
 
 def _render_file_lines(
