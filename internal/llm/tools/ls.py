@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from itertools import groupby, repeat
+from operator import itemgetter
 
 from ...fsutil.anchored import names_inside
 from ...fsutil.paths import require_directory
@@ -76,23 +78,7 @@ class LsTool(Tool):
             found = names_inside(found, roots, root, approved)
         else:
             found = await asyncio.to_thread(names_inside, found, roots, root, approved)
-        directories = {f"{base}/{rel}" for rel in dirs}
-        tree = _Dir()
-        entries = 0
-        nodes: dict[str, _Dir] = {}  # by parent path: rg lists a directory's files together
-        for path in found:  # any order: the tree is sorted as it is rendered
-            relative = path[len(base) + 1 :]
-            if path in directories:
-                entries += _insert_dirs(tree, relative.split("/"))[1]
-                continue
-            parent, _, name = relative.rpartition("/")
-            node = nodes.get(parent)
-            if node is None:
-                node, added = _insert_dirs(tree, parent.split("/") if parent else [])
-                nodes[parent] = node
-                entries += added
-            node.files.append(name)
-            entries += 1
+        tree, entries = _tree(found, {f"{base}/{rel}" for rel in dirs}, base)
         lines = [f"- {display(str(root))}/"]
         _render(tree, 1, lines, MAX_ENTRIES + 1)
         truncated = result.stopped_early or entries > MAX_ENTRIES
@@ -112,6 +98,32 @@ class LsTool(Tool):
             "backend": "rg" if rg else "python",
         }
         return ToolResponse(header + "\n".join(lines), metadata=metadata)
+
+
+def _tree(found: list[str], directories: set[str], base: str) -> tuple[_Dir, int]:
+    """The tree of ``found`` (files, and the ``directories`` among them) below ``base``, and how
+    many entries it has. Files are taken a directory at a time — rg lists a directory's files
+    together — split and grouped by C-level calls: a capped listing has 50 000 of them."""
+    tree, entries = _Dir(), 0
+    if directories:
+        for path in directories.intersection(found):
+            entries += _insert_dirs(tree, path[len(base) + 1 :].split("/"))[1]
+        found = [path for path in found if path not in directories]
+    nodes: dict[str, _Dir] = {}  # by parent path: one lookup per run of a directory's files
+    for parent, split in groupby(map(str.rpartition, found, repeat("/")), key=_head):
+        relative = "" if parent == base else parent[len(base) + 1 :]
+        node = nodes.get(relative)
+        if node is None:
+            node, added = _insert_dirs(tree, relative.split("/") if relative else [])
+            nodes[relative] = node
+            entries += added
+        names = list(map(_tail, split))
+        node.files += names
+        entries += len(names)
+    return tree, entries
+
+
+_head, _tail = itemgetter(0), itemgetter(2)
 
 
 def _insert_dirs(tree: _Dir, parts: list[str]) -> tuple[_Dir, int]:
