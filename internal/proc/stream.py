@@ -36,10 +36,11 @@ PIPE_CAPACITY = 1024 * 1024
 #: stdout, a read that found less than COALESCE_BELOW_BYTES is followed by a pause of COALESCE_S
 #: before the next poll. rg writes each file's matches as one write (~100 bytes when a file has one
 #: match), and waking, reading and parsing per write costs more CPU than rg's search of that file;
-#: batched, a capped grep of 10 000 files is read in ~100 chunks instead of ~4 000. Short runs never
-#: pause, and a long one ends at most COALESCE_S later (the pipe holds what it writes meanwhile).
+#: batched, a capped grep of 10 000 files is read in ~200 chunks instead of ~4 000. rg writes a
+#: listing 8 KiB at a time, above the threshold: a listing never pauses (a pause at its end would
+#: only delay seeing it end). Short runs never pause either.
 COALESCE_AFTER_READS = 8
-COALESCE_BELOW_BYTES = 16 * 1024
+COALESCE_BELOW_BYTES = 2 * 1024
 COALESCE_S = 0.001
 
 
