@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from ...cancel import CancelToken
 from ...config import Config, skill_tiers
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from ...shell.jobs import JobTable
     from ...shell.state import ShellState
     from ...syntax.parse import SyntaxCache
+
+T = TypeVar("T")
 
 log = logger("toolsmith")
 
@@ -138,45 +140,39 @@ class MadeOnFirstUse:
         # Calls run in worker threads: two first uses at once must still make one of each.
         self._lock = threading.Lock()
 
-    def get_shell(self) -> ShellState:
+    def _made(self, name: str, make: Callable[[], T]) -> T:
+        """The service in attribute ``name``, made by ``make`` on its first use."""
         with self._lock:
-            if self.shell is None:
-                from ...shell.state import ShellState
+            made = getattr(self, name)
+            if made is None:
+                made = make()
+                setattr(self, name, made)
+            return cast(T, made)
 
-                self.shell = ShellState()
-            return self.shell
+    def get_shell(self) -> ShellState:
+        from ...shell.state import ShellState
+
+        return self._made("shell", ShellState)
 
     def get_jobs(self) -> JobTable:
-        with self._lock:
-            if self.jobs is None:
-                from ...shell.jobs import JobTable
+        from ...shell.jobs import JobTable
 
-                self.jobs = JobTable()
-            return self.jobs
+        return self._made("jobs", JobTable)
 
     def get_processes(self) -> ProcessSupervisor:
-        with self._lock:
-            if self.processes is None:
-                from ...proc import ProcessSupervisor
+        from ...proc import ProcessSupervisor
 
-                self.processes = ProcessSupervisor()
-            return self.processes
+        return self._made("processes", ProcessSupervisor)
 
     def get_syntax_trees(self) -> SyntaxCache:
-        with self._lock:
-            if self.syntax_trees is None:
-                from ...syntax.parse import SyntaxCache
+        from ...syntax.parse import SyntaxCache
 
-                self.syntax_trees = SyntaxCache()
-            return self.syntax_trees
+        return self._made("syntax_trees", SyntaxCache)
 
     def get_line_indexes(self) -> LineIndexCache:
-        with self._lock:
-            if self.line_indexes is None:
-                from ...fsutil.line_index import LineIndexCache
+        from ...fsutil.line_index import LineIndexCache
 
-                self.line_indexes = LineIndexCache()
-            return self.line_indexes
+        return self._made("line_indexes", LineIndexCache)
 
 
 @dataclass
