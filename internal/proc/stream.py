@@ -135,10 +135,10 @@ def _reaped(process: subprocess.Popen[bytes]) -> int:
     try:
         exited = select.poll()
         exited.register(pidfd, select.POLLIN)
-        exited.poll(REAP_TIMEOUT_S * 1000)
+        ready = exited.poll(REAP_TIMEOUT_S * 1000)
     finally:
         os.close(pidfd)
-    return process.wait(REAP_TIMEOUT_S)  # at once when it exited; bounded as before if not
+    return process.wait(None if ready else 0)  # collects the exit at once; not exited: TimeoutExpired
 
 
 def _widen(fd: int) -> None:
