@@ -1,6 +1,6 @@
 """Checkpoints: roll back what a session's file tools changed since a point in the session.
 
-Every file tool commits through one place (``commit_changes`` in llm/tools/file.py, which calls
+Every file tool commits through one place (the change pipeline, llm/change/pipeline.py, which calls
 fsutil/commit.py); once a session has a checkpoint, each commit's changes are recorded there in
 the session's change log, in its state directory (``sessions/<id>/changes/``), so checkpoints
 survive across CLI processes that share a ``--session``:
@@ -15,8 +15,10 @@ A session that never took a checkpoint records nothing (no cost on the edit path
 
 Rewinding to a checkpoint folds the lines after it into one net change per path (the first
 "before", the last "after"); a path whose content is still what the session's tools left is put
-back (written, re-created or deleted) in one all-or-nothing commit; a path someone else changed
-since is reported and left alone, unless forced. Changes made by bash commands are not tracked
+back (written, re-created or deleted) in one all-or-nothing change through the change pipeline
+(llm/change: each file read once, non-blocking, regular files only); a path someone else changed
+since is reported and left alone, unless forced; a path that is no longer a regular file is
+always left alone. Changes made by bash commands are not tracked
 (only the file tools' commits are). Directories a tool created for a new file stay.
 """
 
@@ -26,14 +28,19 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ToolError
 from .fsutil.commit import Change
+
+if TYPE_CHECKING:
+    from .llm.change.pipeline import Planned, Target
+    from .llm.change.snapshot import Snapshot
 
 LOG_NAME = "log.jsonl"
 BLOBS_DIR = "blobs"
@@ -78,14 +85,12 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _current(path: Path) -> bytes | None:
+def _special(path: Path) -> bool:
+    """Whether ``path`` exists and is not a regular file (checked without opening it)."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        return b""  # never equal to a recorded file's hash unless empty: rare, and then reported
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 class ChangeLog:
@@ -189,26 +194,43 @@ class ChangeLog:
 
     # --- rewinding ------------------------------------------------------------------------
 
-    def plan_rewind(self, checkpoint_id: str, *, force: bool) -> tuple[list[Change], list[Path], list[FileChange]]:
-        """The commit that puts back every file still as the session's tools left it (every file,
-        when ``force``), and the files changed by someone else since."""
-        planned: list[Change] = []
+    def rewind_targets(self, checkpoint_id: str, *, force: bool) -> tuple[list[Target], list[Path], list[FileChange]]:
+        """The change-pipeline targets that put back every file still as the session's tools left
+        it (every file, when ``force``); the files changed by someone else since, and their log
+        entries to keep — filled in as the targets are planned. A path that is no longer a regular
+        file (a FIFO, a device) is always left alone and reported: it is never opened."""
+        from .llm.change.pipeline import Target
+
         conflicts: list[Path] = []
         kept: list[FileChange] = []
+        targets = []
         for change in self.changes(checkpoint_id):
-            now = _current(change.path)
-            if (_digest(now) if now is not None else None) != change.after and not force:
+            if _special(change.path):
                 conflicts.append(change.path)
-                kept.append(FileChange(change.path, change.before, _digest(now) if now is not None else None))
+                kept.append(FileChange(change.path, change.before, None))
                 continue
+            plan = self._restore(change, force, conflicts, kept)
+            targets.append(Target(change.path, plan, expect="any", read="none"))
+        return targets, conflicts, kept
+
+    def _restore(
+        self, change: FileChange, force: bool, conflicts: list[Path], kept: list[FileChange]
+    ) -> Callable[[Snapshot, Callable[[], None]], Planned | None]:
+        from .llm.change.pipeline import Planned
+
+        def plan(snapshot: Snapshot, _check: Callable[[], None]) -> Planned | None:
+            now = None if snapshot.data is None else _digest(snapshot.data)
+            if now != change.after and not force:
+                conflicts.append(change.path)
+                kept.append(FileChange(change.path, change.before, now))
+                return None
             if change.before is None:
-                if now is not None:
-                    planned.append(Change("delete", change.path, expect=now))
-            else:
-                data = (self._dir() / BLOBS_DIR / change.before).read_bytes()
-                if data != now:
-                    planned.append(Change("write", change.path, data, now))
-        return planned, conflicts, kept
+                return Planned(delete=True, gate=False, diff={}) if snapshot.exists else None
+            data = (self._dir() / BLOBS_DIR / change.before).read_bytes()
+            # The bytes the file had: no result check applies (they were the file's before).
+            return None if data == snapshot.data else Planned(data=data, gate=False, diff={})
+
+        return plan
 
     def rewound(self, checkpoint_id: str, kept: list[FileChange]) -> None:
         """After a rewind: the log ends at the checkpoint again, plus the files left as others

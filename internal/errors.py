@@ -192,6 +192,23 @@ class Protected(ToolError):
         self.path = path
 
 
+class NoChange(ToolError):
+    """The call would leave the file(s) exactly as they are (write of the same content, an edit
+    whose new_string equals old_string, a rename to the same name): nothing was written."""
+
+    code = "no_change"
+
+
+class FileExists(ToolError):
+    """A new file (edit's empty old_string, a patch's Add File or Move to) where one exists."""
+
+    code = "file_exists"
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message, {"file_path": path})
+        self.path = path
+
+
 class IsDirectory(ToolError):
     code = "is_directory"
 

@@ -270,24 +270,23 @@ class Session:
         import asyncio
 
         from .checkpoints import RewindResult
-        from .fsutil.commit import commit
+        from .errors import NoChange
+        from .llm.change.pipeline import ChangeRequest, apply_change
 
         self._recover()
         change_log = self._change_log
-        planned, conflicts, kept = await asyncio.to_thread(change_log.plan_rewind, checkpoint_id, force=force)
-        ctx = self.ctx
-        if planned:
-            stats = await asyncio.to_thread(
-                commit, planned, roots=ctx.writable_roots(), journal_dir=ctx.state.directory("journal"),
-                workspace=ctx.workspace,
-            )  # fmt: skip
-            for change in planned:
-                if change.path in stats and change.data is not None:
-                    ctx.files.record_read(change.path, change.data, stats[change.path])
-                else:
-                    ctx.files.forget(change.path)
+        targets, conflicts, kept = await asyncio.to_thread(change_log.rewind_targets, checkpoint_id, force=force)
+        restored: list[Path] = []
+        if targets:
+            request = ChangeRequest("rewind", targets, lambda _planned: f"rewind to checkpoint {checkpoint_id}",
+                                    ask=False)  # fmt: skip
+            try:
+                applied = await apply_change(self.ctx, request)
+                restored = [p.target.path for p in applied.planned if p.target is not None]
+            except NoChange:
+                pass  # every file is as the checkpoint had it, or changed by someone else
         await asyncio.to_thread(change_log.rewound, checkpoint_id, kept)
-        return RewindResult(checkpoint_id, [c.path for c in planned], conflicts)
+        return RewindResult(checkpoint_id, restored, conflicts)
 
     def tools(self, policy: ToolPolicy | None = None) -> list[ToolInfo]:
         """What to declare to the model: the session's tools (built-in and custom) that

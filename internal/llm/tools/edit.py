@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...textmatch import EditRequest
+from ..change.edits import create_file, edit_file
 from .context import FileServices
 from .contract import Tool, ToolResponse
-from .file_edit import create_file, edit_file
 from .params import param
 
 DESCRIPTION = """Edits a file by replacing `old_string` with `new_string`.

@@ -14,7 +14,7 @@ from ...fsutil.paths import not_found_error, open_regular_file, os_error_message
 from ...fsutil.textio import BinaryFileError, UndecodableFileError, decode_bytes
 from ...ripgrep import FileQuery, find_rg, list_files
 from ...syntax import MAX_PARSE_BYTES, language_for, parse
-from ...syntax.languages import LANGUAGE_BY_EXTENSION
+from ...syntax.languages import LANGUAGE_BY_EXTENSION, OUTLINED_LANGUAGES
 from ...syntax.outline import SYMBOL_KINDS, Symbol, outline
 from .context import PathServices
 from .contract import Tool, ToolResponse
@@ -29,7 +29,6 @@ MAX_MAP_SYMBOLS_PER_FILE = 25
 #: Symbol lines in a file's outline.
 MAX_FILE_SYMBOLS = 500
 
-OUTLINED_LANGUAGES = ", ".join(sorted({"Python", "JavaScript", "TypeScript/TSX", "Go", "Rust", "Java", "C", "C++"}))
 
 DESCRIPTION = f"""Lists the symbols of a source file, or maps a directory: its source files and their
 top-level symbols. Read-only; parses with tree-sitter, no language server needed.

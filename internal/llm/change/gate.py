@@ -1,18 +1,20 @@
-"""The syntax gate as the file tools apply it: judge a change, refuse or warn, and the one repair
-of an edit (continuation lines given the matched line's indentation). See internal/syntax/gate.py
-and docs/structure.md."""
+"""What a change's result must not break: the syntax gate as the pipeline applies it (judge a
+change, refuse or warn, and the one repair of an edit: continuation lines given the matched
+line's indentation; see internal/syntax/gate.py and docs/structure.md), and the notebook guard."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ...documents import is_notebook
 from ...errors import ToolError
+from ...fsutil.commit import Change
 from ...fsutil.textio import TextFile, normalize_eol
 from ...syntax import Verdict, inside_literal, judge, parse, would_be_lines
 from ...textmatch import EditOutcome, EditRequest, apply_edits
-from .context import FileServices
+from ..tools.context import FileServices
 
 
 def syntax_verdict(ctx: FileServices, path: Path, before: str | None, after: str) -> Verdict | None:
@@ -62,47 +64,31 @@ def syntax_warning(verdict: Verdict | None, *, new_file: bool = False) -> str:
     return f"\nWarning: syntax errors ({verdict.language}, {why}): {verdict.summary()}."
 
 
-def gate_change(ctx: FileServices, path: Path, before: str | None, after: str, tool: str) -> str:
-    """Run the gate on one file: raise the refusal, or return the warning (or "")."""
-    verdict = syntax_verdict(ctx, path, before, after)
-    if gate_refuses(ctx, verdict):
-        assert verdict is not None
-        raise syntax_refusal(verdict, ctx.display(path), after, tool)
-    return syntax_warning(verdict, new_file=before is None)
-
-
-
-
-def gate_edit(
+def reindent_repair(
     ctx: FileServices,
     path: Path,
-    tool: str,
     old: TextFile,
     edits: list[EditRequest],
     outcome: EditOutcome,
+    verdict: Verdict | None,
     check: Callable[[], None],
-) -> tuple[EditOutcome, str]:
-    """The syntax gate for edits, with its one repair: a multi-line new_string written as if at
-    column 0, for a match that starts inside an indented line (the continuation lines then land
-    at column 0). If giving its continuation lines the matched line's indentation makes the file
-    parse — and puts no indentation inside a string literal — that is applied and said."""
-    verdict = syntax_verdict(ctx, path, old.text, outcome.file.text)
-    if ctx.config.syntax_gate == "off":
-        return outcome, ""
+) -> EditOutcome | None:
+    """The gate's one repair of an edit: a multi-line new_string written as if at column 0, for
+    a match that starts inside an indented line (the continuation lines then land at column 0).
+    If giving its continuation lines the matched line's indentation makes the file parse — and
+    puts no indentation inside a string literal — the repaired outcome; else None."""
     breaks = verdict is not None and verdict.kind == "breaks"
-    if breaks or _written_from_match_column(edits):
-        retry = apply_edits(old, edits, path=str(path), cancel=check, reindent=True, at_indent_only=not breaks)
-        if (
-            retry.inserted_indents
-            and retry.file.text != outcome.file.text
-            and syntax_verdict(ctx, path, old.text, retry.file.text) is None
-            and not _indents_in_literals(ctx, path, retry.file.text, retry.inserted_indents)
-        ):
-            return retry, REINDENTED_NOTE
-    if gate_refuses(ctx, verdict):
-        assert verdict is not None
-        raise syntax_refusal(verdict, ctx.display(path), outcome.file.text, tool)
-    return outcome, syntax_warning(verdict)
+    if not (breaks or _written_from_match_column(edits)):
+        return None
+    retry = apply_edits(old, edits, path=str(path), cancel=check, reindent=True, at_indent_only=not breaks)
+    if (
+        retry.inserted_indents
+        and retry.file.text != outcome.file.text
+        and syntax_verdict(ctx, path, old.text, retry.file.text) is None
+        and not _indents_in_literals(ctx, path, retry.file.text, retry.inserted_indents)
+    ):
+        return retry
+    return None
 
 
 #: Said when new_string's continuation lines were given the matched line's indentation.
@@ -125,3 +111,17 @@ def _indents_in_literals(ctx: FileServices, path: Path, text: str, offsets: list
         return True  # cannot tell: do not repair
     encoded = [len(text[:o].encode("utf-8", "surrogatepass")) for o in offsets]
     return inside_literal(parsed, encoded)
+
+
+def guard_notebooks(changes: Sequence[Change]) -> None:
+    """Refuse text changes that would leave a notebook (.ipynb) that no longer parses or
+    validates; notebook_edit is the tool for notebooks (see documents/notebook_edit.py)."""
+    for change in changes:
+        if change.kind == "delete" or not is_notebook(change.path):
+            continue
+        from ...documents.notebook_edit import check_text_change
+
+        new = change.data if change.data is not None else change.expect
+        was_notebook = change.kind == "write" or (change.source is not None and is_notebook(change.source))
+        if new is not None:
+            check_text_change(change.path, change.expect if was_notebook else None, new)
