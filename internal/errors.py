@@ -219,6 +219,13 @@ class NotRegular(ToolError):
     code = "not_regular_file"
 
 
+class OffsetOutOfRange(ToolError):
+    """An offset past the end of a file (or of a search's results); the message gives the last
+    valid one."""
+
+    code = "offset_out_of_range"
+
+
 class TimedOut(ToolError):
     """The call ran past its time limit and was stopped."""
 

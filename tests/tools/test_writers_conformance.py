@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from agent_toolsmith.config import Config
 from agent_toolsmith.permission import Decision, PermissionRequest
 from agent_toolsmith.session import Session
@@ -46,7 +45,7 @@ def _patch(path: str, broken: bool) -> dict[str, Any]:
 
 WRITERS = [
     Writer("write", "m.py", SOURCE, lambda p, b: {"file_path": p, "content": "def greet(:\n" if b else 'x = "hi"\n'},
-           reanchors=False),  # fmt: skip
+           reanchors=False),
     Writer("edit", "m.py", SOURCE, lambda p, b: {"file_path": p, "old_string": 'return "hello"',
                                                  "new_string": "return (" if b else 'return "hi"'}, reanchors=True),
     Writer("multiedit", "m.py", SOURCE, lambda p, b: {"file_path": p, "edits": [

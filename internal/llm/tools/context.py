@@ -83,7 +83,8 @@ class PathServices(CallServices, Protocol):
         self, *, config: Config | None = None, permissions: PermissionService | None = None, lsp: bool = True
     ) -> PathServices:
         """This context with other settings, another permission service, or without language
-        servers: how a tool runs another on its behalf (read_many runs view per file)."""
+        servers: how a tool uses a shared service on other terms (read_many shows each file as view
+        does, through llm/pages, with its own read approvals and without language servers)."""
         ...
 
     def read_roots(self, approved: Path) -> list[Path]: ...
