@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ToolError
 
-#: How many leading bytes the binary sniff looks at (seed 2.15).
+#: How many leading bytes the binary sniff looks at.
 BINARY_SNIFF_BYTES = 4096
 #: A sample with more than this share of control bytes is binary.
 BINARY_CONTROL_RATIO = 0.30
@@ -55,7 +55,7 @@ def detect_bom(data: bytes) -> tuple[bytes, str | None]:
 
 
 def looks_binary(sample: bytes) -> bool:
-    """NUL byte, or more than 30% control bytes, in the first 4096 bytes (seed 2.15).
+    """NUL byte, or more than 30% control bytes, in the first 4096 bytes.
 
     Callers check for a UTF-16/32 BOM first: those files are full of NULs and still text.
     """

@@ -12,7 +12,7 @@ from .context import CallServices
 from .contract import Tool, ToolResponse
 from .params import param
 
-#: Other files of the skill listed with its instructions (seed 2.17).
+#: Other files of the skill listed with its instructions.
 MAX_SAMPLE_FILES = 20
 
 DESCRIPTION = """Loads a skill: a directory of instructions (SKILL.md) and supporting files for a specific task.
