@@ -25,8 +25,8 @@ DESCRIPTION = """Writes a file to the local filesystem, creating parent director
 - Writing content identical to the file's current content changes nothing and says so.
 - Syntax gate: replacing a file that parsed cleanly with content that does not parse is refused
   (line:column shown); a new file, or one that already had errors, is written with a warning.
-- The result includes a diff and the errors language servers report after the change, in this
-  file and in up to 5 other files that gained errors with it.
+- The result lists the errors language servers report after the change, in this file and in up to
+  5 other files that gained errors with it; the diff is in its metadata.
 """
 
 
