@@ -40,17 +40,21 @@ def describe_value(value: Any, dialect: Literal["json", "toml"] = "json") -> str
 class ToolError(Exception):
     """A failure explained to the model. ``message`` is the whole response text.
 
-    Subclasses name a stable ``code``; a code passed in ``metadata["error"]`` wins (a mechanism
-    that knows better, e.g. an OS error mapped to ``permission_denied``).
+    Every failure has a stable code (docs/error-codes.md): a subclass names its ``code``; a
+    failure without a class of its own passes ``code=``. A code given explicitly (``code=``, or
+    ``metadata["error"]``: a mechanism that knows better, e.g. an OS error mapped to
+    ``permission_denied``) wins over the class's.
     """
 
     code: ClassVar[str | None] = None
 
-    def __init__(self, message: str, metadata: dict[str, Any] | None = None) -> None:
+    def __init__(self, message: str, metadata: dict[str, Any] | None = None, *, code: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.metadata = dict(metadata or {})
-        if self.code is not None:
+        if code is not None:
+            self.metadata["error"] = code
+        elif self.code is not None:
             self.metadata.setdefault("error", self.code)
 
 
