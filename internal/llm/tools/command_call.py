@@ -53,7 +53,6 @@ async def run_command_call(
             command,
             state=shell if shell is not None else ctx.shell,
             workspace=ctx.workspace,
-            state_dir=ctx.state.directory("shell"),
             timeout_s=timeout_ms / 1000,
             cancel=ctx.cancel,
             output=output,
