@@ -27,7 +27,7 @@ from .event_loop import off_loop
 from .file_tracker import FileTracker
 from .fsutil.locks import PathLocks
 from .llm.tools.context import ToolContext
-from .llm.tools.contract import DiagnosticsSource, Progress, ToolInfo, ToolResponse
+from .llm.tools.contract import DiagnosticsSource, Progress, Tool, ToolInfo, ToolResponse
 from .llm.tools.registry import ToolRegistry
 from .llm.tools.runner import run_tool
 from .logs import logger
@@ -36,7 +36,7 @@ from .state import PRIVATE_FILE_MODE, check_session_id, read_state_file
 
 if TYPE_CHECKING:
     import asyncio
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from .audit import AuditLog
     from .checkpoints import ChangeLog, FileChange, RewindResult
@@ -78,6 +78,10 @@ class Session:
       ``config.audit_log`` when that is set.
     - ``profile``: the tool shapes the model sees: ``default``, ``claude`` or ``codex``
       (llm/profiles/); every profile runs the same engine tools.
+    - ``tools``: the embedder's own tools, offered beside the others: plain Python functions (sync
+      or async; schema from the type hints, description from the docstring, see
+      llm/tools/function_tools.py and the ``tool`` decorator) or :class:`Tool` objects. One named
+      like a built-in replaces it. TypeError or ValueError here for one that cannot be a tool.
     """
 
     def __init__(
@@ -93,6 +97,7 @@ class Session:
         tool_policy: ToolPolicy | None = None,
         audit: AuditLog | None = None,
         profile: str = "default",
+        tools: Sequence[Tool | Callable[..., Any]] = (),
     ) -> None:
         from .llm.profiles import check_profile
 
@@ -102,6 +107,11 @@ class Session:
             what = "is not a directory" if root.exists() else "does not exist"
             raise ValueError(f"Session workspace {os.fspath(workspace)!r} {what}: give an existing directory.")
         config = config or Config()
+        registry = ToolRegistry.for_workspace(root, config, profile)
+        if tools:
+            from .llm.tools.function_tools import as_tools
+
+            registry.add(as_tools(tools))
         ctx = ToolContext(
             workspace=root,
             session_id=check_session_id(session_id) if session_id is not None else os.urandom(16).hex(),
@@ -110,7 +120,7 @@ class Session:
             permissions=PermissionService(refusing_writes(asker) if tool_policy and tool_policy.read_only else asker),
             lsp=lsp,
             locks=locks or PathLocks(),
-            tools=ToolRegistry.for_workspace(root, config, profile),
+            tools=registry,
         )
         #: The tools this session offers and runs (all by default).
         self.tool_policy = tool_policy or ToolPolicy()

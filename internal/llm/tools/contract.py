@@ -79,14 +79,18 @@ class ToolSet(Protocol):
 
 class Tool(ABC):
     """A tool module defines one subclass: ``name``, ``description``, ``Params`` and ``run``.
-    (Custom tools set ``name`` and ``description`` per instance.)"""
+    (Custom tools set ``name`` and ``description`` per instance; function tools, see
+    function_tools.py, ``Params`` and ``read_only`` too.)"""
 
     name: str
     description: str
     #: A short human label (MCP hosts show it); defaults to the name.
     title: str = ""
-    Params: ClassVar[type]
-    read_only: ClassVar[bool] = False
+    Params: type
+    read_only: bool = False
+    #: How to use the tool, beyond its description's first paragraph: a custom tool's ``.md``
+    #: body, a function's docstring after its summary (``Session.prompt_section`` shows it).
+    guidance: str = ""
     #: Offered in read-only sessions although it can write (lsp: navigation, and rename): its
     #: writes ask for action "write", which read-only sessions refuse.
     offered_read_only: ClassVar[bool] = False
