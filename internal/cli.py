@@ -95,7 +95,7 @@ def _command(words: list[str]) -> int:
 
 #: Tools that never reach a language server in a one-shot process: view asks only servers that
 #: already run (lsp_on_view is off here), and no server runs in a process that makes one call.
-_READ_ONLY_WITHOUT_LSP = frozenset({"view", "read_many", "grep", "glob", "ls"})
+_READ_ONLY_WITHOUT_LSP = frozenset({"view", "read_many", "attach", "grep", "glob", "ls"})
 
 
 def _one_shot_without_lsp(args: Arguments) -> bool:
