@@ -21,7 +21,6 @@ import gc
 import io
 import json
 import os
-import re
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -38,16 +37,6 @@ EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE = 0, 1, 2
 #: A reader that closed our stdout (``| head``) ends the run like SIGPIPE would.
 EXIT_BROKEN_PIPE = 141
 _USAGE_ERRORS = ("invalid_params", "unknown_tool", "tool_not_offered")
-
-_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)\.(?:\s|$)")
-
-
-def first_sentence(text: str) -> str:
-    """The description's first sentence, whole, on one line."""
-    flat = " ".join(text.split())
-    end = _SENTENCE_END.search(flat)
-    return flat[: end.start() + 1] if end else flat
-
 
 def _exit_code(envelope: dict[str, Any]) -> int:
     if not envelope["is_error"]:
@@ -291,6 +280,7 @@ def _print(envelope: dict[str, Any], as_json: bool, stdout: TextIO) -> None:
 
 def _describe_tools(args: Arguments, cwd: Path, config: Any, stdout: TextIO) -> int:
     """--list and --schema: the built-in tools and the workspace's custom tools."""
+    from .llm.tools.prompt_section import first_sentence
     from .llm.tools.registry import ToolRegistry
 
     registry = ToolRegistry.for_workspace(Path(os.path.realpath(cwd)), config, args.profile)

@@ -310,6 +310,17 @@ class Session:
         tools = self.ctx.tools.tools()
         return [tool.info() for tool in tools if policy.permits(tool.name, tool.in_read_only_sessions())]
 
+    def prompt_section(self, policy: ToolPolicy | None = None) -> str:
+        """A tools section for the host's system prompt (markdown): each tool ``policy`` (default:
+        the session's own) offers, by name with its description's first sentence, then each custom
+        tool's guidance (its ``.md`` body) and each function tool's (its docstring after the
+        summary). See llm/tools/prompt_section.py."""
+        from .llm.tools.prompt_section import prompt_section
+
+        policy = policy or self.tool_policy
+        offered = [t for t in self.ctx.tools.tools() if policy.permits(t.name, t.in_read_only_sessions())]
+        return prompt_section(offered)
+
     def _refusal(self, name: str) -> ToolResponse | None:
         try:
             tool = self.ctx.tools.get(name)
