@@ -15,7 +15,7 @@ from ...fsutil.textio import BinaryFileError, UndecodableFileError, decode_bytes
 from ...ripgrep import FileQuery, find_rg, list_files
 from ...syntax import MAX_PARSE_BYTES, language_for, parse
 from ...syntax.languages import LANGUAGE_BY_EXTENSION
-from ...syntax.outline import SYMBOL_KINDS, Symbol, outline
+from ...syntax.outline import MAX_SYMBOL_DEPTH, SYMBOL_KINDS, Symbol, flatten, outline
 from .context import PathServices
 from .contract import Tool, ToolResponse
 from .params import param
@@ -144,21 +144,16 @@ def _read_source(path: Path, allowed: Callable[[Path], bool] | None = None) -> s
 
 
 def _file_response(path: Path, display: str, symbols: list[Symbol], language: str) -> ToolResponse:
-    lines: list[str] = []
-
-    def add(symbol: Symbol, depth: int) -> None:
-        if len(lines) < MAX_FILE_SYMBOLS:
-            lines.append(f"{'  ' * depth}{symbol.kind} {symbol.path} [{_lines(symbol)}]: {symbol.signature}")
-        for child in symbol.children:
-            add(child, depth + 1)
-
-    for symbol in symbols:
-        add(symbol, 0)
-    total = sum(len(s.walk()) for s in symbols)
-    metadata = {
+    listed = flatten(symbols)
+    depth = _depths(symbols)
+    lines = [
+        f"{'  ' * depth[id(s)]}{s.kind} {s.path} [{_lines(s)}]: {s.signature}" for s in listed[:MAX_FILE_SYMBOLS]
+    ]
+    total = len(listed)
+    metadata: dict[str, Any] = {
         "file_path": str(path),
         "language": language,
-        "symbols": [_symbol_meta(s) for top in symbols for s in top.walk()][:MAX_FILE_SYMBOLS],
+        "symbols": [_symbol_meta(s) for s in listed[:MAX_FILE_SYMBOLS]],
         "truncated": total > len(lines),
     }
     if not symbols:
@@ -166,7 +161,28 @@ def _file_response(path: Path, display: str, symbols: list[Symbol], language: st
     text = f"{display} ({language}, {total} symbols)\n" + "\n".join(lines)
     if total > len(lines):
         text += f"\n\n(Showing {len(lines)} of {total} symbols. Use view with an offset for the rest of the file.)"
+    if any(s.members_cut for s in listed):
+        metadata["depth_cut"] = MAX_SYMBOL_DEPTH
+        text += f"\n\n({DEPTH_CUT_NOTE})"
     return ToolResponse(text, metadata=metadata)
+
+
+#: Said when symbols nest deeper than the outline walks (see MAX_SYMBOL_DEPTH).
+DEPTH_CUT_NOTE = (
+    f"Symbols nest deeper than {MAX_SYMBOL_DEPTH} levels here; the members of those at level {MAX_SYMBOL_DEPTH} are "
+    "not listed. Use view or grep for them."
+)
+
+
+def _depths(symbols: list[Symbol]) -> dict[int, int]:
+    """Each symbol's nesting level (0 for top-level), by id."""
+    depth: dict[int, int] = {}
+    stack = [(s, 0) for s in symbols]
+    while stack:
+        symbol, level = stack.pop()
+        depth[id(symbol)] = level
+        stack.extend((child, level + 1) for child in symbol.children)
+    return depth
 
 
 def _lines(symbol: Symbol) -> str:

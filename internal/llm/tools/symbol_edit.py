@@ -14,7 +14,7 @@ from ...errors import ToolError
 from ...fsutil.commit import Change
 from ...fsutil.textio import TextFile, normalize_eol
 from ...syntax import parse
-from ...syntax.outline import SYMBOL_KINDS, Symbol, flatten, outline
+from ...syntax.outline import MAX_SYMBOL_DEPTH, SYMBOL_KINDS, Symbol, flatten, outline
 from .context import FileServices
 from .contract import Tool, ToolResponse
 from .file import Loaded, commit_changes, diagnostics_text, gate_change, load_for_change, with_notes
@@ -126,7 +126,12 @@ def find_symbol(ctx: FileServices, path: Path, text: str, wanted: str) -> Symbol
         if len(symbols) > MAX_CANDIDATES_LISTED
         else ""
     )
-    raise ToolError(f"No symbol {wanted!r} in {path}. Its symbols: {known}{more}.", {"error": "symbol_not_found"})
+    deep = (
+        f" Symbols nested deeper than {MAX_SYMBOL_DEPTH} levels are not addressed by name: use edit for those."
+        if any(s.members_cut for s in symbols)
+        else ""
+    )
+    raise ToolError(f"No symbol {wanted!r} in {path}. Its symbols: {known}{more}.{deep}", {"error": "symbol_not_found"})
 
 
 def _in_chars(symbol: Symbol, source: bytes) -> Symbol:
