@@ -235,13 +235,17 @@ def _issue(node: Node, source: bytes, message: str) -> SyntaxIssue:
 
 def inside_literal(parsed: Parsed, offsets: list[int]) -> bool:
     """Is any of ``offsets`` (byte offsets in ``parsed.source``) inside a string literal? The
-    gate's retries must never change what a string says."""
-    root = parsed.tree.root_node
+    gate's retries must never change what a string says.
+
+    The nodes around an offset are found going down from the root with a cursor: going up with
+    ``Node.parent`` costs a walk from the root per step in tree-sitter, quadratic in the nesting."""
     for offset in offsets:
-        node: Node | None = root.descendant_for_byte_range(offset, offset)
-        while node is not None:
+        cursor = parsed.tree.walk()
+        while cursor.goto_first_child_for_byte(offset) is not None:
+            node = cursor.node
+            if node is None or node.start_byte >= offset:
+                break  # the child after the offset (it falls between children): nothing below holds it
             kind = node.type
-            if ("string" in kind or "heredoc" in kind or "template" in kind) and node.start_byte < offset:
+            if "string" in kind or "heredoc" in kind or "template" in kind:
                 return True
-            node = node.parent
     return False
