@@ -219,7 +219,7 @@ def _symbol(node: Node, kind: str, parsed: Parsed, parent: Symbol | None, frames
         path=path,
         start_line=start_row + 1,
         end_line=end_row + 1 - (1 if end_column == 0 and end_row > 0 else 0),
-        signature=_line_of(_name_node(node) or node, source),
+        signature=_line_of(_name_node(node) or node, source, node),
         start_byte=start,
         end_byte=outer.end_byte,
     )
@@ -271,15 +271,16 @@ def _line_start(source: bytes, at: int) -> int:
     return newline + 1 if newline >= 0 or low == 0 else -1
 
 
-def _line_of(node: Node, source: bytes) -> str:
-    """The source line holding ``node``'s start, trimmed and bounded (from the node when the line
-    starts more than LINE_SCAN_BYTES before it)."""
-    start = _line_start(source, node.start_byte)
+def _line_of(node: Node, source: bytes, definition: Node) -> str:
+    """The source line holding ``node``'s start, trimmed and bounded; from the ``definition``'s
+    start when the line starts more than LINE_SCAN_BYTES before ``node`` (a minified file)."""
+    at = node.start_byte
+    start = _line_start(source, at)
     if start < 0:
-        start = node.start_byte
-    end = source.find(b"\n", node.start_byte, node.start_byte + LINE_SCAN_BYTES)
+        start = min(definition.start_byte, at)
+    end = source.find(b"\n", at, at + LINE_SCAN_BYTES)
     if end < 0:
-        end = min(len(source), node.start_byte + LINE_SCAN_BYTES)
+        end = min(len(source), at + LINE_SCAN_BYTES)
     line = source[start:end].decode("utf-8", "replace").strip()
     return line if len(line) <= MAX_SIGNATURE_CHARS else line[: MAX_SIGNATURE_CHARS - 1] + "…"
 

@@ -5,26 +5,38 @@ and docs/structure.md."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...errors import ToolError
+from ...errors import ParseFailed, ToolError
 from ...fsutil.textio import TextFile, normalize_eol
 from ...syntax import Verdict, inside_literal, judge, parse, would_be_lines
 from ...textmatch import EditOutcome, EditRequest, apply_edits
 from .context import FileServices
 
 
-def syntax_verdict(ctx: FileServices, path: Path, before: str | None, after: str) -> Verdict | None:
+@dataclass(frozen=True)
+class Unjudged:
+    """The gate could not judge the change: the parser failed on the text in the child process it
+    was tried in first (syntax/probe.py). The change is not blocked; the result says so."""
+
+    failure: ParseFailed
+
+
+def syntax_verdict(ctx: FileServices, path: Path, before: str | None, after: str) -> Verdict | Unjudged | None:
     """The gate's verdict on changing ``path`` from ``before`` (None: a new file) to ``after``;
     None when the gate is off or has nothing to say."""
     if ctx.config.syntax_gate == "off":
         return None
-    return judge(before, after, str(path), cache=ctx.syntax_trees)
+    try:
+        return judge(before, after, str(path), cache=ctx.syntax_trees)
+    except ParseFailed as failure:
+        return Unjudged(failure)
 
 
-def gate_refuses(ctx: FileServices, verdict: Verdict | None) -> bool:
-    return verdict is not None and verdict.kind == "breaks" and ctx.config.syntax_gate == "refuse"
+def gate_refuses(ctx: FileServices, verdict: Verdict | Unjudged | None) -> bool:
+    return isinstance(verdict, Verdict) and verdict.kind == "breaks" and ctx.config.syntax_gate == "refuse"
 
 
 def syntax_refusal(verdict: Verdict, display: str, after: str, tool: str) -> ToolError:
@@ -49,10 +61,15 @@ def syntax_refusal(verdict: Verdict, display: str, after: str, tool: str) -> Too
     return ToolError(text, metadata)
 
 
-def syntax_warning(verdict: Verdict | None, *, new_file: bool = False) -> str:
-    """The note for a change the gate lets through with errors."""
+def syntax_warning(verdict: Verdict | Unjudged | None, *, new_file: bool = False) -> str:
+    """The note for a change the gate lets through with errors, or could not judge."""
     if verdict is None:
         return ""
+    if isinstance(verdict, Unjudged):
+        return (
+            f"\nNote: the syntax check was skipped: {verdict.failure.reason} (in a separate process, tried first "
+            "because the file nests deeply). The change was made unchecked."
+        )
     if verdict.kind == "breaks":
         why = "the file parsed cleanly before; the syntax gate is set to warn"
     elif new_file:
@@ -66,7 +83,7 @@ def gate_change(ctx: FileServices, path: Path, before: str | None, after: str, t
     """Run the gate on one file: raise the refusal, or return the warning (or "")."""
     verdict = syntax_verdict(ctx, path, before, after)
     if gate_refuses(ctx, verdict):
-        assert verdict is not None
+        assert isinstance(verdict, Verdict)
         raise syntax_refusal(verdict, ctx.display(path), after, tool)
     return syntax_warning(verdict, new_file=before is None)
 
@@ -89,7 +106,7 @@ def gate_edit(
     verdict = syntax_verdict(ctx, path, old.text, outcome.file.text)
     if ctx.config.syntax_gate == "off":
         return outcome, ""
-    breaks = verdict is not None and verdict.kind == "breaks"
+    breaks = isinstance(verdict, Verdict) and verdict.kind == "breaks"
     if breaks or _written_from_match_column(edits):
         retry = apply_edits(old, edits, path=str(path), cancel=check, reindent=True, at_indent_only=not breaks)
         if (
@@ -100,7 +117,7 @@ def gate_edit(
         ):
             return retry, REINDENTED_NOTE
     if gate_refuses(ctx, verdict):
-        assert verdict is not None
+        assert isinstance(verdict, Verdict)
         raise syntax_refusal(verdict, ctx.display(path), outcome.file.text, tool)
     return outcome, syntax_warning(verdict)
 
@@ -120,7 +137,10 @@ def _written_from_match_column(edits: list[EditRequest]) -> bool:
 
 
 def _indents_in_literals(ctx: FileServices, path: Path, text: str, offsets: list[int]) -> bool:
-    parsed = parse(text, str(path), cache=ctx.syntax_trees)
+    try:
+        parsed = parse(text, str(path), cache=ctx.syntax_trees)
+    except ParseFailed:
+        parsed = None
     if parsed is None:
         return True  # cannot tell: do not repair
     encoded = [len(text[:o].encode("utf-8", "surrogatepass")) for o in offsets]

@@ -16,6 +16,7 @@ from ...ripgrep import FileQuery, find_rg, list_files
 from ...syntax import MAX_PARSE_BYTES, language_for, parse
 from ...syntax.languages import LANGUAGE_BY_EXTENSION
 from ...syntax.outline import MAX_SYMBOL_DEPTH, SYMBOL_KINDS, Symbol, flatten, outline
+from ...syntax.probe import looks_deep
 from .context import PathServices
 from .contract import Tool, ToolResponse
 from .params import param
@@ -28,6 +29,9 @@ MAX_FILES_COLLECTED = 10_000
 MAX_MAP_SYMBOLS_PER_FILE = 25
 #: Symbol lines in a file's outline.
 MAX_FILE_SYMBOLS = 500
+#: Deeply nested files a directory map parses (each in a child process first, ~0.1-0.3 s; see
+#: syntax/probe.py); the rest are listed with a pointer to outline them alone.
+MAX_MAP_PROBES = 5
 
 OUTLINED_LANGUAGES = ", ".join(sorted({"Python", "JavaScript", "TypeScript/TSX", "Go", "Rust", "Java", "C", "C++"}))
 
@@ -79,9 +83,10 @@ class OutlineTool(Tool):
 
         def build(check: Callable[[], None]) -> list[str]:
             lines = []
+            probes = [MAX_MAP_PROBES]
             for name in shown:
                 check()
-                lines.append(_map_line(Path(name), root))
+                lines.append(_map_line(Path(name), root, probes))
             return lines
 
         lines = await in_thread(build, ctx.cancel)
@@ -98,9 +103,17 @@ class OutlineTool(Tool):
         return ToolResponse(text, metadata=metadata)
 
 
-def file_symbols(path: Path, allowed: Callable[[Path], bool] | None = None) -> tuple[list[Symbol], str]:
+class _DeepNotParsed(Exception):
+    """A deeply nested file, not parsed: the directory map's probes are used up."""
+
+
+def file_symbols(
+    path: Path, allowed: Callable[[Path], bool] | None = None, probes: list[int] | None = None
+) -> tuple[list[Symbol], str]:
     """The symbols of ``path`` and its grammar; a ToolError the model can act on otherwise.
-    ``allowed``: the file actually opened must pass it (see fsutil.paths.open_regular_file)."""
+    ``allowed``: the file actually opened must pass it (see fsutil.paths.open_regular_file).
+    ``probes``: how many more deeply nested files may be parsed (one is used here if this is one);
+    none left: :class:`_DeepNotParsed`."""
     language = language_for(path)
     if language is None or language not in SYMBOL_KINDS:
         raise ToolError(
@@ -109,6 +122,10 @@ def file_symbols(path: Path, allowed: Callable[[Path], bool] | None = None) -> t
             {"error": "unsupported_language"},
         )
     text = _read_source(path, allowed)
+    if probes is not None and looks_deep(text.encode("utf-8", "surrogatepass")):
+        if probes[0] <= 0:
+            raise _DeepNotParsed
+        probes[0] -= 1
     parsed = parse(text, str(path))
     if parsed is None:
         raise ToolError(
@@ -195,12 +212,14 @@ def _symbol_meta(symbol: Symbol) -> dict[str, Any]:
     return {"kind": symbol.kind, "path": symbol.path, "start_line": symbol.start_line, "end_line": symbol.end_line}
 
 
-def _map_line(path: Path, root: Path) -> str:
+def _map_line(path: Path, root: Path, probes: list[int]) -> str:
     shown = os.path.relpath(path, root)
     try:
-        symbols, _ = file_symbols(path)
+        symbols, _ = file_symbols(path, probes=probes)
     except ToolError as exc:
         return f"{shown}: ({exc.metadata.get('error', 'unreadable')})"
+    except _DeepNotParsed:
+        return f"{shown}: (deeply nested: outline it alone)"
     if not symbols:
         return f"{shown}: -"
     listed = [f"{s.kind} {s.path} ({s.start_line})" for s in symbols[:MAX_MAP_SYMBOLS_PER_FILE]]
