@@ -22,10 +22,9 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-from itertools import accumulate, count
-from operator import sub
 
 from ..errors import ParseFailed
+from ..nesting import brackets_nest_deeper
 
 #: A source whose brackets nest deeper than this, or with a line indented this many columns, is
 #: parsed in a child process first. Real code nests a few dozen levels at most; generated data
@@ -42,11 +41,6 @@ MAX_STDERR_KEPT = 2000
 #: The child process, given the language as its last argument and the source on standard input.
 CHILD_COMMAND = [sys.executable, "-m", f"{__package__}.probe_child"]
 
-_BRACKETS = b"()[]{}"
-#: Every byte but the brackets, for bytes.translate to delete.
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in _BRACKETS)
-#: An opening bracket counts 2, a closing one 0: the running sum less the count is the depth.
-_STEPS = bytes.maketrans(_BRACKETS, b"\x02\x00\x02\x00\x02\x00")
 _DEEP_INDENTS = (b"\n" + b" " * SUSPICIOUS_NESTING, b"\n" + b"\t" * SUSPICIOUS_NESTING)
 
 
@@ -58,39 +52,7 @@ def looks_deep(source: bytes) -> bool:
     process are linear at any depth; this is for native code that might not be."""
     if any(indent in source or source.startswith(indent[1:]) for indent in _DEEP_INDENTS):
         return True
-    steps = brackets(source)
-    return not _shallow_by_blocks(steps) and bracket_depth(steps) > SUSPICIOUS_NESTING
-
-
-#: Brackets looked at per block by :func:`_shallow_by_blocks`.
-_BLOCK = 256
-
-
-def _shallow_by_blocks(steps: bytes) -> bool:
-    """True when no block of _BLOCK brackets can reach SUSPICIOUS_NESTING: the depth at its start
-    above the lowest level before it (at most) plus its opening brackets. Rules out most sources
-    at a few calls per block; the exact count makes a list of every bracket."""
-    level = low = 0
-    for at in range(0, len(steps), _BLOCK):
-        block = steps[at : at + _BLOCK]
-        opening = block.count(2)
-        if level - low + opening > SUSPICIOUS_NESTING:
-            return False
-        low = min(low, level - (len(block) - opening))  # no lower than if its closers came first
-        level += 2 * opening - len(block)
-    return True
-
-
-def bracket_depth(steps: bytes) -> int:
-    """The deepest nesting in ``steps`` (a source's brackets as translated by _STEPS: 2 opens, 0
-    closes), counted from the lowest level reached before (stray closing brackets hide nothing)."""
-    levels = list(map(sub, accumulate(steps), count(1)))
-    return max(0, max(map(sub, levels, accumulate(levels, min, initial=0)), default=0))
-
-
-def brackets(source: bytes) -> bytes:
-    """``source``'s brackets as :func:`bracket_depth` reads them."""
-    return source.translate(_STEPS, _NOT_BRACKETS)
+    return brackets_nest_deeper(source, SUSPICIOUS_NESTING)
 
 
 def probe(source: bytes, language: str, path: str) -> bool:

@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 from agent_toolsmith.errors import ParseFailed
+from agent_toolsmith.nesting import bracket_depth, brackets
 from agent_toolsmith.syntax import judge, parse
 from agent_toolsmith.syntax import probe as probe_module
 from agent_toolsmith.syntax.outline import MAX_SYMBOL_DEPTH, flatten, outline
 from agent_toolsmith.syntax.parse import inside_literal
-from agent_toolsmith.syntax.probe import SUSPICIOUS_NESTING, bracket_depth, brackets, looks_deep, probe
+from agent_toolsmith.syntax.probe import SUSPICIOUS_NESTING, looks_deep, probe
 from hypothesis import given
 from hypothesis import strategies as st
 
