@@ -16,7 +16,7 @@ _NOT_BRACKETS = bytes(b for b in range(256) if b not in _BRACKETS)
 #: An opening bracket counts 2, a closing one 0: the running sum less the count is the level.
 _STEPS = bytes.maketrans(_BRACKETS, b"\x02\x00\x02\x00\x02\x00")
 #: Brackets looked at per block by :func:`_shallow_by_blocks`.
-_BLOCK = 256
+_BLOCK = 64
 
 
 def brackets_nest_deeper(source: bytes, limit: int) -> bool:
