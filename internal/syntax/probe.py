@@ -36,6 +36,9 @@ PROBE_TIMEOUT_S = 20.0
 PROBE_MEMORY_BYTES = 2 * 1024 * 1024 * 1024
 #: Exit status of a child whose parse ran past MAX_PARSE_SECONDS (the caller's parse would too).
 EXIT_TOO_SLOW = 3
+#: What the child prints last: a status of 0 alone is not trusted (a status another waiter took
+#: reads as 0 here), the walks must have finished.
+FINISHED = b"finished\n"
 #: Of the child's error output, this much is looked at for the reason.
 MAX_STDERR_KEPT = 2000
 #: The child process, given the language as its last argument and the source on standard input.
@@ -65,7 +68,7 @@ def probe(source: bytes, language: str, path: str) -> bool:
         )  # cwd: the package must not be found in (or shadowed from) the workspace
     except subprocess.TimeoutExpired:  # run() has killed and reaped the child
         raise ParseFailed(path, f"parsing it took longer than {PROBE_TIMEOUT_S:.0f} s") from None
-    if done.returncode == 0:
+    if done.returncode == 0 and done.stdout == FINISHED:
         return True
     if done.returncode == EXIT_TOO_SLOW:
         return False
@@ -73,6 +76,8 @@ def probe(source: bytes, language: str, path: str) -> bool:
 
 
 def _failure(status: int, stderr: bytes) -> str:
+    if status == 0:
+        return "the parser's process ended before it finished"
     if status < 0:
         try:
             name = signal.Signals(-status).name

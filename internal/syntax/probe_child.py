@@ -1,8 +1,9 @@
 """The child process of :mod:`.probe`: ``python -m <package>.probe_child LANGUAGE`` with the
 source on standard input. It parses the source as the caller would, then walks the tree the ways
-the caller's tools will (every node with a cursor, the outline, the syntax errors), and exits 0
-— or :data:`~.probe.EXIT_TOO_SLOW` when the parse ran past its time limit. A crash ends this
-process only; the caller sees the signal in the exit status."""
+the caller's tools will (every node with a cursor, the outline, the syntax errors), prints
+:data:`~.probe.FINISHED` and exits 0 — or exits :data:`~.probe.EXIT_TOO_SLOW` when the parse ran
+past its time limit. A crash ends this process only; the caller sees the signal in the exit
+status."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sys
 
 from .outline import SYMBOL_KINDS, outline
 from .parse import Parsed, parse_in_process
-from .probe import EXIT_TOO_SLOW, limit_memory
+from .probe import EXIT_TOO_SLOW, FINISHED, limit_memory
 
 
 def main(argv: list[str]) -> int:
@@ -24,6 +25,7 @@ def main(argv: list[str]) -> int:
     if language in SYMBOL_KINDS:
         outline(parsed)
     parsed.errors()
+    sys.stdout.buffer.write(FINISHED)
     return 0
 
 

@@ -6,7 +6,6 @@ child's command (probe.CHILD_COMMAND), swapped for one that kills itself."""
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import time
@@ -216,4 +215,10 @@ def test_the_child_is_the_package_module_run_from_the_root_directory() -> None:
     done = subprocess.run(
         [*probe_module.CHILD_COMMAND, "python"], input=b"x = (\n", capture_output=True, timeout=60, cwd="/"
     )
-    assert done.returncode == 0 and done.returncode != -signal.SIGSEGV, done.stderr
+    assert done.returncode == 0 and done.stdout == probe_module.FINISHED, done.stderr
+
+
+def test_a_child_that_exits_0_without_finishing_is_not_trusted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(probe_module, "CHILD_COMMAND", [sys.executable, "-c", "pass"])
+    with pytest.raises(ParseFailed, match="ended before it finished"):
+        probe(b"(" * 1000, "python", "p.py")
