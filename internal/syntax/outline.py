@@ -38,7 +38,7 @@ MAX_SYMBOL_DEPTH = 32
 MAX_SIGNATURE_CHARS = 160
 #: How far before and after a symbol its line's start and end are looked for: a signature starts
 #: at the symbol itself when its line starts further back (a minified file is one long line).
-LINE_SCAN_BYTES = 4096
+LINE_SCAN_BYTES = 1024
 
 #: Per grammar: node type → kind. Kinds of "function" inside a class-like symbol become "method".
 SYMBOL_KINDS: dict[str, dict[str, str]] = {
@@ -141,7 +141,7 @@ class _Frame:
     symbols belong to (``owner``, ``depth`` levels of symbols deep), and how many non-symbol
     levels lie between it and that symbol."""
 
-    __slots__ = ("children", "depth", "next", "node", "out", "owner", "plain_depth")
+    __slots__ = ("_declarators", "children", "depth", "next", "node", "out", "owner", "plain_depth")
 
     def __init__(self, node: Node, owner: Symbol | None, out: list[Symbol], depth: int, plain_depth: int) -> None:
         self.node = node
@@ -151,6 +151,14 @@ class _Frame:
         self.out = out
         self.depth = depth
         self.plain_depth = plain_depth
+        self._declarators: int | None = None
+
+    def declarators(self) -> int:
+        """How many declarators or type specs the node holds (counted once: a declaration of
+        100 000 of them is asked for each)."""
+        if self._declarators is None:
+            self._declarators = sum(c.type in ("variable_declarator", "type_spec") for c in self.children)
+        return self._declarators
 
 
 def outline(parsed: Parsed) -> list[Symbol]:
@@ -237,7 +245,7 @@ def _span(node: Node, frames: list[_Frame]) -> tuple[Node, list[Node], int]:
             or (outer.type in ("variable_declarator", "type_spec") and parent.named_child_count == 1)
             or (
                 parent.type in ("lexical_declaration", "variable_declaration", "type_declaration")
-                and sum(c.type in ("variable_declarator", "type_spec") for c in frames[level].children) == 1
+                and frames[level].declarators() == 1
             )
         ):
             break

@@ -87,6 +87,7 @@ def test_the_outline_of_deep_nesting_is_bounded(workspace: Path, run: Runner) ->
         ("deep.py", nested_classes(2_000), MAX_SYMBOL_DEPTH),
         ("flat.js", "".join(f"function f{i}(){{return {i}}};" for i in range(30_000)), 30_000),
         ("brackets.rs", "fn f() { let x = " + "[" * 100_000 + "]" * 100_000 + "; }\n", 1),
+        ("declarators.js", "const " + ", ".join(f"f{i} = () => {i}" for i in range(20_000)) + ";\n", 20_000),
     ],
 )
 def test_outline_is_linear_at_any_depth(name: str, text: str, symbols: int) -> None:
