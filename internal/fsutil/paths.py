@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import IsDirectory, NotFound, NotRegular, Outside, Protected, ToolError
+from .printable import printable
 
 #: How many similar names a "File not found" error suggests.
 MAX_SUGGESTIONS = 3
@@ -116,8 +117,8 @@ def check_writable(
     if git_dir is not None:
         raise Protected(
             quote_input(str(path)),
-            f"{git_dir} is a git directory (it holds HEAD, objects and refs, or a gitdir/commondir pointer names "
-            "it); git metadata is protected like .git, because its hooks and config run commands.",
+            f"{printable(str(git_dir))} is a git directory (it holds HEAD, objects and refs, or a gitdir/commondir "
+            "pointer names it); git metadata is protected like .git, because its hooks and config run commands.",
         )
     for protected in protected_dirs:
         if "/" in protected.strip("/"):
@@ -163,11 +164,11 @@ def _parts_below_root(path: Path, roots: list[Path]) -> tuple[str, ...]:
 
 
 def display_path(path: Path, workspace: Path) -> str:
-    """Workspace-relative when inside it (diff headers, messages), else absolute."""
+    """Workspace-relative when inside it (diff headers, messages), else absolute; :func:`printable`."""
     try:
-        return path.relative_to(workspace).as_posix()
+        return printable(path.relative_to(workspace).as_posix())
     except ValueError:
-        return str(path)
+        return printable(str(path))
 
 
 def similar_names(path: Path) -> list[str]:
@@ -189,7 +190,7 @@ def similar_names(path: Path) -> list[str]:
 
 
 def not_found_error(path: Path) -> NotFound:
-    return NotFound(str(path), similar_names(path))
+    return NotFound(printable(str(path)), [printable(name) for name in similar_names(path)])
 
 
 def require_directory(path: Path, hint: str) -> Path:
@@ -220,7 +221,7 @@ def not_regular_error(path: Path, st: os.stat_result, purpose: str) -> ToolError
         return None
     kind = _NOT_REGULAR.get(stat.S_IFMT(st.st_mode), "not a regular file")
     error = IsDirectory if stat.S_ISDIR(st.st_mode) else NotRegular
-    return error(f"{path} is {kind}; {purpose}")
+    return error(f"{printable(str(path))} is {kind}; {purpose}")
 
 
 def fd_real_path(fd: int) -> Path | None:
@@ -257,8 +258,9 @@ def open_regular_file(
         real = fd_real_path(fd)
         if real is not None and not allowed(real):
             error = ToolError(
-                f"{path} changed while it was being opened: it now leads to {real}, which was not approved for "
-                "reading (a file or directory on the way was swapped for a symlink). Nothing was read.",
+                f"{printable(str(path))} changed while it was being opened: it now leads to {printable(str(real))}, "
+                "which was not approved for reading (a file or directory on the way was swapped for a symlink). "
+                "Nothing was read.",
                 {"error": "path_changed"},
             )
     if error is not None:
@@ -318,8 +320,7 @@ MAX_QUOTED_CHARS = 200
 
 
 def quote_input(text: str) -> str:
-    """``text`` for an error message: at most MAX_QUOTED_CHARS characters, lone surrogates shown."""
-    cleaned = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    if len(cleaned) <= MAX_QUOTED_CHARS:
-        return cleaned
-    return f"{cleaned[:MAX_QUOTED_CHARS]}… ({len(text)} characters)"
+    """``text`` for an error message: at most MAX_QUOTED_CHARS characters, :func:`printable`."""
+    if len(text) <= MAX_QUOTED_CHARS:
+        return printable(text)
+    return f"{printable(text[:MAX_QUOTED_CHARS])}… ({len(text)} characters)"

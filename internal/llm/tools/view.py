@@ -14,6 +14,7 @@ from ...cancel import in_thread
 from ...documents import MAX_IMAGES_PER_VIEW, MAX_PAGES_PER_VIEW, is_notebook, is_pdf
 from ...errors import ToolError
 from ...fsutil.paths import open_regular_file, read_error
+from ...fsutil.printable import printable
 from ...fsutil.textio import BINARY_SNIFF_BYTES, decode_bytes, detect_bom, looks_binary
 from ...truncate import cut_utf8
 from .context import PathServices
@@ -98,10 +99,12 @@ class ViewTool(Tool):
         path = ctx.resolve(params.file_path)
         approved = await ctx.require_read_permission(self.name, path)
         if path.is_dir():
-            raise ToolError(f"Path is a directory, not a file: {path}. Use the ls tool to list a directory.")
+            raise ToolError(
+                f"Path is a directory, not a file: {printable(str(path))}. Use the ls tool to list a directory."
+            )
         if params.pages is not None and not is_pdf(path):
-            raise ToolError(f"pages applies to PDF files only; {path} is not a .pdf. Use offset and limit.",
-                            {"error": "invalid_params"})  # fmt: skip
+            raise ToolError(f"pages applies to PDF files only; {printable(str(path))} is not a .pdf. Use offset "
+                            "and limit.", {"error": "invalid_params"})  # fmt: skip
         allowed = ctx.read_guard(approved)
         if is_notebook(path):
             response = await _view_notebook(path, params, ctx, allowed)
@@ -161,8 +164,8 @@ def _read_document(path: Path, check: Check, allowed: Callable[[Path], bool]) ->
     fd, st = open_regular_file(path, allowed=allowed)
     try:
         if st.st_size > MAX_DOCUMENT_BYTES:
-            raise ToolError(f"{path} is {st.st_size} bytes, more than the {MAX_DOCUMENT_BYTES} byte limit for "
-                            "notebooks and PDFs.", {"error": "file_too_large"})  # fmt: skip
+            raise ToolError(f"{printable(str(path))} is {st.st_size} bytes, more than the {MAX_DOCUMENT_BYTES} "
+                            "byte limit for notebooks and PDFs.", {"error": "file_too_large"})  # fmt: skip
         return _read_all(fd, st.st_size), st
     finally:
         os.close(fd)
@@ -196,7 +199,7 @@ async def _view_notebook(
                         {"error": "offset_out_of_range"})  # fmt: skip
     ctx.files.record_read(path, data, st)
     end = params.offset + rendered.shown
-    content = f'<notebook path="{path}" {describe(notebook)}>\n'
+    content = f'<notebook path="{printable(str(path))}" {describe(notebook)}>\n'
     content += (rendered.text or "(The notebook has no cells.)") + "\n</notebook>"
     if end < total:
         content += f"\n\n(Showing cells {params.offset}-{end - 1} of {total} (0-based). Use offset={end} to continue.)"
@@ -236,7 +239,7 @@ async def _view_pdf(
         used += size
     left = [n for n, _, _ in result.pages if n not in set(shown)] + result.remaining
     title = ' title="{}"'.format(result.title.replace('"', "'")) if result.title else ""
-    content = f'<pdf path="{path}" pages={result.count}{title}>\n' + "\n\n".join(blocks) + "\n</pdf>"
+    content = f'<pdf path="{printable(str(path))}" pages={result.count}{title}>\n' + "\n\n".join(blocks) + "\n</pdf>"
     content += _pdf_footer(shown, left, result.count)
     metadata: dict[str, Any] = {
         "file_path": str(path), "pdf": True, "total_pages": result.count, "pages_shown": shown,
@@ -319,7 +322,9 @@ def _read_page(
     bom, encoding = detect_bom(head)
     if encoding is None:
         if looks_binary(head[:BINARY_SNIFF_BYTES]):
-            raise ToolError(f"File appears to be binary: {path}. Use the appropriate tool for this file type.")
+            raise ToolError(
+                f"File appears to be binary: {printable(str(path))}. Use the appropriate tool for this file type."
+            )
         encoding = _sample_encoding(head)
     if "\n".encode(encoding) != b"\n" or (b"\r" in head and b"\n" not in head):
         return _stream_page(fd, st.st_size, len(bom), encoding, offset, limit, check)
@@ -404,10 +409,12 @@ def _read_image(fd: int, st: os.stat_result, path: Path, media_type: str) -> Pag
 
     size = st.st_size
     if size > MAX_IMAGE_BYTES:
-        raise ToolError(f"Image {path} is {size} bytes, more than the {MAX_IMAGE_BYTES} byte limit for attachments.")
+        raise ToolError(
+            f"Image {printable(str(path))} is {size} bytes, more than the {MAX_IMAGE_BYTES} byte limit for attachments."
+        )
     data = _read_all(fd, size)
     image = ToolResponse(
-        f"Image file {path} ({media_type}, {len(data)} bytes) attached.",
+        f"Image file {printable(str(path))} ({media_type}, {len(data)} bytes) attached.",
         metadata={"file_path": str(path), "media_type": media_type, "size": len(data), "image": True},
         images=[ImageAttachment(media_type, base64.b64encode(data).decode("ascii"))],
     )
