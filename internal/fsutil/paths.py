@@ -194,12 +194,35 @@ def not_found_error(path: Path) -> NotFound:
 
 
 def require_directory(path: Path, hint: str) -> Path:
-    """``path`` if it is an existing directory; else the not-found error or ``hint``'s refusal."""
-    if not path.exists():
-        raise not_found_error(path)
-    if not path.is_dir():
-        raise ToolError(f"Path {path} is not a directory. {hint}")
-    return path
+    """``path`` if it is an existing directory; else the not-found error or ``hint``'s refusal
+    (``not_a_directory``; a FIFO, device or socket: ``not_regular_file``)."""
+    st = stat_existing(path)
+    if stat.S_ISDIR(st.st_mode):
+        return path
+    kind = _NOT_REGULAR.get(stat.S_IFMT(st.st_mode))
+    if kind is not None:
+        raise NotRegular(f"Path {printable(str(path))} is {kind}, not a directory. {hint}")
+    raise ToolError(f"Path {printable(str(path))} is not a directory. {hint}", {"error": "not_a_directory"})
+
+
+def require_file_or_directory(path: Path, purpose: str) -> os.stat_result:
+    """The stat of ``path``, a regular file or a directory (symlinks followed): what a search
+    may be given. A FIFO, device or socket is refused at once (``not_regular_file``) — a search
+    would block on its open until its timeout."""
+    st = stat_existing(path)
+    if not stat.S_ISDIR(st.st_mode) and (error := not_regular_error(path, st, purpose)) is not None:
+        raise error
+    return st
+
+
+def stat_existing(path: Path) -> os.stat_result:
+    """``os.stat(path)``; the not-found error (with similar names) or a clear OS error otherwise."""
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        raise not_found_error(path) from None
+    except OSError as exc:
+        raise ToolError(os_error_message(exc, path), {"error": os_error_code(exc)}) from None
 
 
 _NOT_REGULAR = {

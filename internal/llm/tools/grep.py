@@ -14,7 +14,7 @@ from queue import SimpleQueue
 from typing import Any, Literal
 
 from ...errors import ToolError
-from ...fsutil.paths import not_found_error
+from ...fsutil.paths import require_file_or_directory
 from ...fsutil.printable import printable
 from ...ripgrep import Match, SearchQuery, SearchResult, confinable, find_rg, newest_first, search
 from ...ripgrep.checked import AnchoredReader, Content, verify_result
@@ -105,8 +105,7 @@ class GrepTool(Tool):
     async def run(self, params: GrepParams, ctx: PathServices) -> ToolResponse:
         root = ctx.resolve(params.path or ".")
         approved = await ctx.require_read_permission(self.name, root)
-        if not root.exists():
-            raise not_found_error(root)
+        require_file_or_directory(root, "grep searches regular files and directories only.")
         rg = find_rg(ctx.config.rg_path)
         context = params.context or 0
         query = SearchQuery(
