@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
 from ..errors import IsDirectory, NotFound, NotRegular, Outside, Protected, ToolError
@@ -120,6 +120,7 @@ def check_writable(
             f"{printable(str(git_dir))} is a git directory (it holds HEAD, objects and refs, or a gitdir/commondir "
             "pointer names it); git metadata is protected like .git, because its hooks and config run commands.",
         )
+    check_no_new_git_dir([target], roots, shown=quote_input(str(path)))
     for protected in protected_dirs:
         if "/" in protected.strip("/"):
             pdir = real_path(from_workspace(workspace, protected))
@@ -128,17 +129,52 @@ def check_writable(
     return target
 
 
-def is_git_dir(directory: Path) -> bool:
+#: The entries that make a directory a git directory, as git itself recognises one (a HEAD file
+#: with objects/ and refs/, or HEAD with a commondir file): compared case-insensitively, as a
+#: case-insensitive file system would.
+GIT_DIR_ENTRIES = frozenset({"head", "objects", "refs", "commondir"})
+
+
+def is_git_dir(directory: Path, adding: Collection[str] = ()) -> bool:
     """Does ``directory`` look like a git directory (what git itself checks): a HEAD file plus
-    objects/ and refs/, or a HEAD file plus a commondir pointer (a linked worktree's git dir)?"""
+    objects/ and refs/, or a HEAD file plus a commondir pointer (a linked worktree's git dir)?
+    ``adding``: entries of :data:`GIT_DIR_ENTRIES` (casefolded) a write is about to create,
+    counted as there."""
+
+    def has(name: str, kind: Callable[[Path], bool]) -> bool:
+        return name.casefold() in adding or kind(directory / name)
+
     try:
-        if not (directory / "HEAD").is_file():
+        if not has("HEAD", Path.is_file):
             return False
-        return ((directory / "objects").is_dir() and (directory / "refs").is_dir()) or (
-            directory / "commondir"
-        ).is_file()
+        return (has("objects", Path.is_dir) and has("refs", Path.is_dir)) or has("commondir", Path.is_file)
     except OSError:
         return False
+
+
+def check_no_new_git_dir(targets: Iterable[Path], roots: list[Path], *, shown: str | None = None) -> None:
+    """Refuse writes (to the real paths ``targets``, taken together: one patch's files) that would
+    make a directory a git directory — its HEAD, objects/, refs/ or commondir written beside the
+    others — at any depth below their root, the root included: git would then take that
+    directory for a repository and run what its config names (core.fsmonitor) on ``git status``."""
+    adding: dict[Path, set[str]] = {}
+    for target in targets:
+        root = next((r for r in roots if is_within(target, r)), None)
+        if root is None:
+            continue
+        for child in [target, *target.parents]:
+            if child == root:
+                break
+            if child.name.casefold() in GIT_DIR_ENTRIES:
+                adding.setdefault(child.parent, set()).add(child.name.casefold())
+    for directory, entries in adding.items():
+        if is_git_dir(directory, entries):
+            raise Protected(
+                shown or quote_input(", ".join(str(t) for t in targets)),
+                f"it would make {printable(str(directory))} a git directory (HEAD with objects/ and refs/, or HEAD "
+                "with commondir): git would take it for a repository and run the commands its config and hooks "
+                "name, so git metadata is not built with the file tools.",
+            )
 
 
 def _enclosing_git_dir(target: Path, roots: list[Path]) -> Path | None:

@@ -97,6 +97,7 @@ class PatchTool(Tool):
     async def run(self, params: PatchParams, ctx: FileServices) -> ToolResponse:
         ops = _parse(params.patch_text, ctx)
         paths = self._paths(ops, ctx)
+        ctx.check_writable_together(paths)  # each path alone is checked as its operation is planned
 
         def prepare(check: Callable[[], None]) -> tuple[list[_Planned], list[dict[str, Any]]]:
             planned = []
