@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from ...config import WORKSPACE_TOOLS_DIR, Config, user_tools_dir
@@ -24,14 +24,14 @@ class ToolRegistry:
         problems: list[str] | None = None,
         *,
         profile: str = "default",
-        removed: set[str] | None = None,
+        removed: Collection[str] = (),
     ) -> None:
         self._custom = dict(custom or {})
         #: Why a custom tool was left out (a name clash, an invalid name) or a workspace's request
         #: refused, one line each.
         self.problems = list(problems or [])
         self.profile = profile
-        self._removed = set(removed or ())
+        self._removed = set(removed)
         self._profile_tools: dict[str, Tool] | None = None
         if profile != "default":
             from ..profiles import profile_tools
@@ -52,7 +52,9 @@ class ToolRegistry:
         # A profile's tools and the engine's are both built-ins: no custom tool takes either name unasked.
         builtin = dict.fromkeys([*registry._own_names(), *TOOL_MODULES])
         found = custom_tools(workspace, config, builtin, discover=discover)
-        registry._custom, registry.problems, registry._removed = dict(found.tools), found.problems, found.removed
+        registry._custom = dict(found.tools)
+        registry.problems = found.problems
+        registry._removed = found.removed
         return registry
 
     def _own_names(self) -> list[str]:
