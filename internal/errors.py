@@ -255,3 +255,20 @@ class Denied(ToolError):
 
 class ToolCancelled(ToolError):
     """The call's cancellation token fired before the tool finished (``metadata["aborted"]``)."""
+
+
+class ParseFailed(ToolError):
+    """Parsing a deeply nested file failed in the child process it was tried in first
+    (syntax/probe.py): the parser crashed there, or ran out of time or memory. This process was
+    spared; the file is not outlined, and the syntax gate does not judge it."""
+
+    code = "parse_failed"
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(
+            f"{path} could not be parsed: {reason}. It nests deeply, so it was parsed in a separate process "
+            "first, which spared this one. Use view and grep to read it, and edit to change it.",
+            {"file_path": path, "reason": reason},
+        )
+        self.path = path
+        self.reason = reason
