@@ -18,9 +18,11 @@ from .convert import ProgressReporter, call_result, client_roots, mcp_tool
 from .sdk import HANDSHAKE_PROTOCOL_VERSIONS, Server, ServerRequestContext, types
 
 if TYPE_CHECKING:  # imported when first needed: `initialize` is answered before the tools load
+    from collections.abc import Sequence
+
     from ..audit import AuditLog
     from ..config import Config
-    from ..llm.tools.contract import ToolInfo, ToolResponse
+    from ..llm.tools.contract import Tool, ToolInfo, ToolResponse
     from ..llm.tools.registry import ToolRegistry
     from ..session import Session
 
@@ -75,6 +77,7 @@ class ToolsmithServer:
         session_idle_s: float = SESSION_IDLE_S,
         max_sessions: int = MAX_SESSIONS,
         profile: str = "default",
+        tools: Sequence[Tool] = (),
     ) -> None:
         from ..permission import ToolPolicy
 
@@ -87,6 +90,8 @@ class ToolsmithServer:
         self.audit = audit
         #: The tool shapes offered (see llm/profiles); checked when the tools load.
         self.profile = profile
+        #: The embedder's own tools (``--tools MODULE:ATTR``, function_tools.load_tools), in every session.
+        self.tools = list(tools)
         self.policy = ToolPolicy(read_only=read_only)
         self._registry: ToolRegistry | None = None
         self.sessions: dict[str, _Entry] = {}
@@ -107,6 +112,7 @@ class ToolsmithServer:
             from ..llm.tools.registry import ToolRegistry
 
             self._registry = ToolRegistry.for_workspace(self.workspace, self.config, self.profile)
+            self._registry.add(self.tools)
             for problem in self._registry.problems:
                 log.warning("%s", problem)
         return self._registry
@@ -218,6 +224,7 @@ class ToolsmithServer:
             tool_policy=self.policy,
             audit=self.audit,
             profile=self.profile,
+            tools=self.tools,
         )
 
     async def drop_session(self, key: str) -> None:

@@ -322,3 +322,41 @@ def test_any_json_gets_a_sum_or_invalid_params_never_an_exception(workspace: Pat
         assert response.metadata["error"] == "invalid_params"
     else:
         assert isinstance(params, dict) and response.metadata["result"] == params["a"] + (params.get("b") or 2)
+
+
+def test_numpy_and_rest_docstrings_describe_the_parameters(workspace: Path) -> None:
+    def scale(value: float, factor: float = 2.0) -> float:
+        """Scales a value.
+
+        Parameters
+        ----------
+        value : float
+            The value to scale.
+        factor : float
+            How much to scale it by.
+
+        Returns
+        -------
+        float
+        """
+        return value * factor
+
+    def shift(value: int, by: int) -> int:
+        """Shifts a value.
+
+        :param value: The value to shift.
+        :param int by: How far,
+            in units.
+        :returns: the shifted value
+        """
+        return value + by
+
+    session = make_session(workspace, tools=[scale, shift])
+    scaled, shifted = info(session, "scale"), info(session, "shift")
+    assert scaled.description == "Scales a value." and shifted.description == "Shifts a value."
+    assert {k: v.get("description") for k, v in scaled.parameters["properties"].items()} == {
+        "value": "The value to scale.", "factor": "How much to scale it by.",
+    }  # fmt: skip
+    assert {k: v.get("description") for k, v in shifted.parameters["properties"].items()} == {
+        "value": "The value to shift.", "by": "How far, in units.",
+    }  # fmt: skip

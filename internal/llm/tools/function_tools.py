@@ -52,11 +52,12 @@ from ...logs import logger
 from ...truncate import SpillingBuffer, new_spill_path
 from .context import CallServices
 from .contract import Tool, ToolResponse
+from .docstrings import read_docstring, split_description
 from .params import schema_for
 
 log = logger("toolsmith")
 
-__all__ = ["MAX_RESULT_CHARS", "FunctionTool", "as_tools", "tool"]
+__all__ = ["MAX_RESULT_CHARS", "FunctionTool", "as_tools", "load_tools", "tool"]
 
 #: A function's result text longer than this shows its beginning and end; the whole text goes
 #: to a spill file the model can page with view.
@@ -91,9 +92,9 @@ class FunctionTool(Tool):
     ) -> None:
         self.function = function
         self.name = _tool_name(function, name)
-        summary, guidance, documented = _read_docstring(inspect.getdoc(function) or "")
+        summary, guidance, documented = read_docstring(inspect.getdoc(function) or "")
         if description is not None:
-            summary, guidance = _split_description(description)
+            summary, guidance = split_description(description)
         if not summary:
             raise TypeError(
                 f"function tool {self.name}: no description. Give the function a docstring (what it does, for the "
@@ -212,6 +213,36 @@ def as_tools(items: Iterable[Tool | Callable[..., Any]]) -> list[Tool]:
     return tools
 
 
+def load_tools(spec: str) -> list[Tool]:
+    """The tools named by ``spec``, ``package.module:attr`` (``attr`` may be dotted): a function,
+    a :class:`Tool`, or a list or tuple of them — how a command line (``toolsmith-mcp --tools``)
+    names an embedder's tools. The current directory is searched for the module first, as
+    ``python -m`` would. ValueError (or TypeError, for a function that cannot be a tool) saying
+    what is wrong."""
+    import importlib
+    import os
+    import sys
+
+    module_name, colon, attribute = spec.partition(":")
+    if not colon or not module_name or not attribute:
+        raise ValueError(f"--tools {spec!r}: expected MODULE:ATTR, e.g. mytools:TOOLS or mypackage.tools:add")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        value: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"--tools {spec!r}: cannot import {module_name} ({exc}); run from the directory that "
+                         "holds it, or put it on PYTHONPATH") from None  # fmt: skip
+    for part in attribute.split("."):
+        if not hasattr(value, part):
+            raise ValueError(f"--tools {spec!r}: {module_name} has no attribute {attribute!r}")
+        value = getattr(value, part)
+    items = list(value) if isinstance(value, list | tuple) else [value]
+    if not items or not all(isinstance(item, Tool) or callable(item) for item in items):
+        raise ValueError(f"--tools {spec!r}: {attribute} is not a function, a Tool, or a list of them")
+    return as_tools(items)
+
+
 # --- the function's signature as a Params dataclass ------------------------------------------
 
 
@@ -301,79 +332,6 @@ def _strip_annotated(hint: Any) -> tuple[Any, str]:
         description = next((e for e in extras if isinstance(e, str)), "")
         return base, description
     return hint, ""
-
-
-# --- the docstring ----------------------------------------------------------------------------
-
-#: Google- and NumPy-style section headers that end the description.
-_SECTIONS = re.compile(r"^(Args|Arguments|Parameters|Params|Returns?|Yields?|Raises|Examples?|Notes?):?\s*$")
-_GOOGLE_ARG = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
-_REST_FIELD = re.compile(r"^:(param|parameter|arg|argument|type|returns?|rtype|raises?)\b([^:]*):\s*(.*)$")
-
-
-def _read_docstring(doc: str) -> tuple[str, str, dict[str, str]]:
-    """(summary, guidance, parameter descriptions) from a cleaned docstring."""
-    described: dict[str, str] = {}
-    kept: list[str] = []
-    lines = doc.splitlines()
-    at = 0
-    while at < len(lines):
-        line = lines[at]
-        rest = _REST_FIELD.match(line.strip())
-        if rest is not None:
-            at = _rest_field(lines, at, rest, described)
-            continue
-        if _SECTIONS.match(line) and (at + 1 < len(lines) and lines[at + 1].startswith((" ", "-"))):
-            at = _section(lines, at, described)
-            continue
-        kept.append(line)
-        at += 1
-    summary, guidance = _split_description("\n".join(kept))
-    return summary, guidance, described
-
-
-def _rest_field(lines: list[str], at: int, match: re.Match[str], described: dict[str, str]) -> int:
-    text = [match.group(3).strip()]
-    at += 1
-    while at < len(lines) and lines[at].startswith((" ", "\t")) and lines[at].strip():
-        text.append(lines[at].strip())
-        at += 1
-    if match.group(1) in ("param", "parameter", "arg", "argument"):
-        name = match.group(2).split()[-1] if match.group(2).split() else ""
-        if name:
-            described[name] = " ".join(text)
-    return at
-
-
-def _section(lines: list[str], at: int, described: dict[str, str]) -> int:
-    """Skip a section from its header at ``at``; an Args section's entries go to ``described``."""
-    header = lines[at].strip().rstrip(":")
-    at += 1
-    if at < len(lines) and set(lines[at].strip()) == {"-"}:  # NumPy's underline
-        at += 1
-    current: str | None = None
-    indent: int | None = None
-    while at < len(lines) and (not lines[at].strip() or lines[at].startswith((" ", "\t"))):
-        line = lines[at]
-        at += 1
-        if not line.strip():
-            continue
-        depth = len(line) - len(line.lstrip())
-        entry = _GOOGLE_ARG.match(line.strip())
-        if header in ("Args", "Arguments", "Parameters", "Params") and entry and (indent is None or depth <= indent):
-            indent = depth
-            current = entry.group(1).lstrip("*")
-            described[current] = entry.group(2).strip()
-        elif current is not None:
-            described[current] = f"{described[current]} {line.strip()}".strip()
-    return at
-
-
-def _split_description(text: str) -> tuple[str, str]:
-    """(first paragraph, the rest), each stripped; the first paragraph joined into one line."""
-    paragraphs = re.split(r"\n\s*\n", text.strip(), maxsplit=1)
-    summary = " ".join(paragraphs[0].split())
-    return summary, paragraphs[1].strip() if len(paragraphs) > 1 else ""
 
 
 # --- the result -------------------------------------------------------------------------------
