@@ -125,8 +125,8 @@ def _media_type(path: Path, head: bytes) -> str:
     if suffix == ".pdf" or head.startswith(b"%PDF-"):
         return PDF_TYPE
     guessed = mimetypes.guess_type(path.name)[0]
-    _, bom = detect_bom(head)
-    if bom is None and looks_binary(head):
+    _, bom_encoding = detect_bom(head)  # UTF-16/32 text is full of NULs: not binary for that
+    if bom_encoding is None and looks_binary(head):
         return guessed or "application/octet-stream"
     text_like = guessed is not None and (guessed.startswith("text/") or guessed.endswith(("+json", "+xml", "/json",
                                                                                            "/xml")))  # fmt: skip
