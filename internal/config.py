@@ -205,7 +205,7 @@ class Config:
             if not required and not path.is_file():
                 continue
             layer = read_config_file(path, root)
-            if path == root / WORKSPACE_CONFIG and not required and (refused := _take_user_only(layer)):
+            if path == root / WORKSPACE_CONFIG and not required and (refused := _take_user_only(layer, values)):
                 values["workspace_refused"] = refused
             _merge(values, layer)
         values.update(overrides)
@@ -308,14 +308,47 @@ CONFIG_KEYS: dict[str, _Key] = {
 
 #: Keys only the user may set (their config file, ``--config``, the API): they would let a cloned
 #: repository run its own program in place of ours (a custom tool over a built-in, the rg the
-#: searches run) or choose who may reach an MCP HTTP server (a token it knows, a Host name it
+#: searches run), reach beyond the workspace (more writable or readable directories, skill
+#: directories, the state directory, fetch hosts past the private-network guard, an audit log
+#: appended anywhere) or choose who may reach an MCP HTTP server (a token it knows, a Host name it
 #: controls). A workspace's own config file that sets one is not obeyed for it; what it asked is
 #: kept in ``Config.workspace_refused``, for ``--list`` and the log.
-USER_ONLY_KEYS = ("tools.override", "rg_path", "mcp.token_file", "mcp.allowed_hosts")
+USER_ONLY_KEYS = (
+    "tools.override", "rg_path", "mcp.token_file", "mcp.allowed_hosts", "allowed_dirs", "state_dir",
+    "skill_paths", "fetch_allowed_hosts", "audit.path",
+)  # fmt: skip
+#: Keys a workspace's own config may set only to the safer value (a repository may turn the
+#: sandbox on, never off): the looser one is refused like a USER_ONLY_KEYS key.
+TIGHTEN_ONLY_KEYS: dict[str, bool] = {
+    "confine_writes": True, "block_private_networks": True, "bash.sandbox": True, "bash.network": False,
+}  # fmt: skip
 
-def _take_user_only(layer: dict[str, Any]) -> dict[str, Any]:
-    """The USER_ONLY_KEYS a file's values set (TOML key → value), taken out of them."""
-    return {key: layer.pop(CONFIG_KEYS[key].field) for key in USER_ONLY_KEYS if CONFIG_KEYS[key].field in layer}
+
+def _take_user_only(layer: dict[str, Any], below: dict[str, Any]) -> dict[str, Any]:
+    """What a workspace's file may not set (TOML key → value), taken out of its values: the
+    USER_ONLY_KEYS, a TIGHTEN_ONLY_KEYS key set to its looser value, and the command of a language
+    server (it would run a program of the repository's on the first view of a file). Protected
+    directories it names are added to those already set (``below``), never put in their place."""
+    refused = {key: layer.pop(CONFIG_KEYS[key].field) for key in USER_ONLY_KEYS if CONFIG_KEYS[key].field in layer}
+    for key, safe in TIGHTEN_ONLY_KEYS.items():
+        name = CONFIG_KEYS[key].field
+        if name in layer and layer[name] != safe:
+            refused[key] = layer.pop(name)
+    for server, spec in list(layer.get("lsp_servers", {}).items()):
+        if "command" in spec:
+            refused[f"lsp.servers.{server}.command"] = spec.pop("command")
+            if not spec or "extensions" in spec and not _known_server(server):
+                del layer["lsp_servers"][server]  # a new server without its command is no server
+    if "protected_dirs" in layer:
+        kept = below.get("protected_dirs", list(DEFAULT_PROTECTED_DIRS))
+        layer["protected_dirs"] = [*kept, *(d for d in layer["protected_dirs"] if d not in kept)]
+    return refused
+
+
+def _known_server(name: str) -> bool:
+    from .lsp.servers import DEFAULT_SERVER_NAMES
+
+    return name in DEFAULT_SERVER_NAMES
 
 
 #: Keys of one ``[lsp.servers.NAME]`` table.
