@@ -337,7 +337,7 @@ def _take_user_only(layer: dict[str, Any], below: dict[str, Any]) -> dict[str, A
     for server, spec in list(layer.get("lsp_servers", {}).items()):
         if "command" in spec:
             refused[f"lsp.servers.{server}.command"] = spec.pop("command")
-            if not spec or "extensions" in spec and not _known_server(server):
+            if not spec or ("extensions" in spec and not _known_server(server)):
                 del layer["lsp_servers"][server]  # a new server without its command is no server
     if "protected_dirs" in layer:
         kept = below.get("protected_dirs", list(DEFAULT_PROTECTED_DIRS))
