@@ -116,8 +116,10 @@ async def spawn(
 ) -> Child:
     """Start ``argv`` in its own session and tree, stdin ``/dev/null``, stdout (and stderr,
     separately or merged into stdout) on our own pipes. If this is cancelled half way, the start
-    is let finish (it is short) and what it started is killed before the cancellation goes on."""
-    tree = ProcessTree(owner)
+    is let finish (it is short) and what it started is killed before the cancellation goes on.
+    The tree is contained (its own cgroup where possible, the limit mark): whatever the command
+    starts is found however it detaches (tree.py)."""
+    tree = ProcessTree(owner, contain=True)
     starting = asyncio.ensure_future(_start(argv, tree, cwd=cwd, env=env, merge_stderr=merge_stderr))
     try:
         return await asyncio.shield(starting)
@@ -154,6 +156,7 @@ async def _start(
                 cwd=cwd,
                 env=tree.environment(env),
                 start_new_session=True,
+                preexec_fn=tree.child_setup(),
             )
         finally:
             for fd in (out_write, err_write):
