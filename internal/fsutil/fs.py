@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import functools
 import os
 import stat
@@ -45,6 +46,9 @@ class FileSystem:
     def pwrite(self, fd: int, data: bytes, offset: int) -> int:
         return os.pwrite(fd, data, offset)
 
+    def pread(self, fd: int, size: int, offset: int) -> bytes:
+        return os.pread(fd, size, offset)
+
     def ftruncate(self, fd: int, length: int) -> None:
         os.ftruncate(fd, length)
 
@@ -71,6 +75,18 @@ class FileSystem:
 
     def unlink(self, name: str, *, dir_fd: int | None = None) -> None:
         os.unlink(name, dir_fd=dir_fd)
+
+    def set_lease(self, fd: int, kind: int) -> None:
+        """``fcntl(F_SETLEASE)``: take (F_RDLCK, F_WRLCK) or release (F_UNLCK) a lease (swap.py)."""
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, kind)
+
+    def get_lease(self, fd: int) -> int:
+        """``fcntl(F_GETLEASE)``: the lease held, or the one it is being broken to."""
+        return fcntl.fcntl(fd, fcntl.F_GETLEASE)
+
+    def set_lease_signal(self, fd: int, signum: int) -> None:
+        """``fcntl(F_SETSIG)``: the signal a break of ``fd``'s lease sends us."""
+        fcntl.fcntl(fd, fcntl.F_SETSIG, signum)
 
     def exchange(self, fd: int, a: str, b: str) -> bool:
         """Atomically swap the names ``a`` and ``b`` in directory ``fd``; False when the kernel or
