@@ -33,6 +33,8 @@ DIRECTORY_PREFIX = "toolsmith-"
 _lock = threading.Lock()
 #: This process's directory of tree cgroups; False once found impossible; None before the probe.
 _base: Path | bool | None = None
+#: The directory made, removed at exit even when trees stopped using it (:func:`disable`).
+_made: Path | None = None
 
 
 def own_cgroup_dir() -> Path | None:
@@ -57,7 +59,7 @@ def own_cgroup_dir() -> Path | None:
 
 def _probe() -> Path | None:
     """Create this process's directory of tree cgroups (once); None where that is not allowed."""
-    global _base
+    global _base, _made
     with _lock:
         if _base is None:
             _base = False
@@ -66,8 +68,8 @@ def _probe() -> Path | None:
                 base = own / f"{DIRECTORY_PREFIX}{os.getpid()}"
                 try:
                     base.mkdir(exist_ok=True)
-                    _base = base
-                    _remove_stale(own)
+                    _base = _made = base
+                    remove_stale()
                 except OSError as exc:
                     log.info("no cgroup per process tree (%s): trees are found by their marks", exc.strerror)
         return _base if isinstance(_base, Path) else None
@@ -81,33 +83,37 @@ def available() -> bool:
 def remove_all() -> None:
     """Remove this process's directory of tree cgroups (at exit, after its trees were killed)."""
     with _lock:
-        base = _base
-    if isinstance(base, Path):
+        base = _made
+    if base is not None:
         _remove_base(base)
 
 
 def disable() -> None:
-    """No more tree cgroups in this process (a cgroup turned out unusable)."""
+    """No more tree cgroups in this process (a cgroup turned out unusable); the directory made
+    so far is still removed at exit."""
     global _base
     with _lock:
         _base = False
 
 
-def _remove_stale(own: Path) -> None:
-    """Empty directories left by a process of ours that died without removing them."""
-    for entry in own.glob(f"{DIRECTORY_PREFIX}*"):
-        pid = entry.name[len(DIRECTORY_PREFIX) :]
-        if pid.isdigit() and int(pid) != os.getpid() and not os.path.exists(f"/proc/{pid}"):
-            _remove_base(entry)
+def remove_stale() -> None:
+    """Remove the directories of tree cgroups that processes of ours left when they died without
+    removing them (SIGKILL): their cgroups are empty once the processes in them are gone."""
+    own = own_cgroup_dir()
+    if own is None:
+        return
+    with contextlib.suppress(OSError):
+        for entry in own.glob(f"{DIRECTORY_PREFIX}*"):
+            pid = entry.name[len(DIRECTORY_PREFIX) :]
+            if pid.isdigit() and int(pid) != os.getpid() and not os.path.exists(f"/proc/{pid}"):
+                _remove_base(entry)
 
 
 def _remove_base(base: Path) -> None:
-    with contextlib.suppress(OSError):
-        for tree_dir in base.iterdir():
-            if tree_dir.is_dir():
-                with contextlib.suppress(OSError):
-                    tree_dir.rmdir()
-        base.rmdir()
+    """Remove ``base`` and every cgroup below it that is empty, deepest first."""
+    for below, _, _ in os.walk(base, topdown=False):
+        with contextlib.suppress(OSError):
+            os.rmdir(below)
 
 
 class TreeCgroup:
@@ -135,12 +141,16 @@ class TreeCgroup:
         return pid in self.pids()
 
     def pids(self) -> list[int]:
-        """The processes in the cgroup now (exited ones are gone from it, reaped or not)."""
-        try:
-            with open(self._procs, "rb") as handle:
-                return [int(word) for word in handle.read().split()]
-        except (OSError, ValueError):
-            return []
+        """The processes in the cgroup and the cgroups below it now (exited ones are gone from
+        it, reaped or not)."""
+        found: list[int] = []
+        for below, _, _ in os.walk(self.path):
+            try:
+                with open(os.path.join(below, "cgroup.procs"), "rb") as handle:
+                    found += [int(word) for word in handle.read().split()]
+            except (OSError, ValueError):
+                continue
+        return found
 
     def kill(self) -> bool:
         """SIGKILL every member at once (``cgroup.kill``); False where the kernel lacks it."""
@@ -157,7 +167,12 @@ class TreeCgroup:
             os.close(fd)
 
     def remove(self) -> bool:
-        """Remove the (empty) cgroup; False while a member still runs."""
+        """Remove the (empty) cgroup; False while a member still runs. Cgroups below it (a
+        Toolsmith run by a command makes its own there) go first."""
+        for below, _, _ in os.walk(self.path, topdown=False):
+            if below != str(self.path):
+                with contextlib.suppress(OSError):
+                    os.rmdir(below)
         try:
             self.path.rmdir()
         except FileNotFoundError:

@@ -215,3 +215,36 @@ def test_processes_carrying_the_marks_we_inherited_are_never_swept(workspace: Pa
         capture_output=True, text=True, timeout=STATE_TIMEOUT_S,
     )  # fmt: skip
     assert outer.stdout.strip() == "alive", outer.stderr
+
+
+#: A Toolsmith session inside a command: it starts a job, then dies by SIGKILL (no cleanup of
+#: its own), leaving the job's process and, with cgroups, its own cgroups inside ours.
+KILLED_INSIDE = textwrap.dedent(
+    """
+    import asyncio, os, signal, sys
+    from pathlib import Path
+    from agent_toolsmith.config import Config
+    from agent_toolsmith.session import Session
+
+    async def main() -> None:
+        session = Session(Path(sys.argv[1]), config=Config(lsp_enabled=False))
+        await session.run("bash", {"command": f"sleep {sys.argv[2]}", "run_in_background": True})
+        print("started", flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_what_a_killed_inner_session_left_dies_with_the_call(workspace: Path, containment: str) -> None:
+    session = make_session(workspace)
+    command = f"{sys.executable} -c '{KILLED_INSIDE}' {workspace} {MARK}; echo inner done"
+    response = asyncio.run(session.run("bash", {"command": command}))
+    assert "started" in response.content and "inner done" in response.content, response.content
+    assert leftovers(MARK) == []
+    asyncio.run(session.close())
+    if containment == "cgroup":  # the inner session's cgroups went with the call's
+        base = Path(cgroup.own_cgroup_dir() or "/nonexistent", f"toolsmith-{os.getpid()}")
+        assert [path for path in base.iterdir() if path.is_dir()] == []
+    cgroup.remove_stale()  # marks alone: the inner session made its own cgroups beside ours
