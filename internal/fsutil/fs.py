@@ -77,16 +77,17 @@ class FileSystem:
         os.unlink(name, dir_fd=dir_fd)
 
     def set_lease(self, fd: int, kind: int) -> None:
-        """``fcntl(F_SETLEASE)``: take (F_RDLCK, F_WRLCK) or release (F_UNLCK) a lease (swap.py)."""
-        fcntl.fcntl(fd, fcntl.F_SETLEASE, kind)
+        """``fcntl(F_SETLEASE)``: take (F_RDLCK, F_WRLCK) or release (F_UNLCK) a lease (swap.py).
+        ENOSYS where the system has no leases (not Linux)."""
+        fcntl.fcntl(fd, _fcntl_command("F_SETLEASE"), kind)
 
     def get_lease(self, fd: int) -> int:
         """``fcntl(F_GETLEASE)``: the lease held, or the one it is being broken to."""
-        return fcntl.fcntl(fd, fcntl.F_GETLEASE)
+        return fcntl.fcntl(fd, _fcntl_command("F_GETLEASE"))
 
     def set_lease_signal(self, fd: int, signum: int) -> None:
         """``fcntl(F_SETSIG)``: the signal a break of ``fd``'s lease sends us."""
-        fcntl.fcntl(fd, fcntl.F_SETSIG, signum)
+        fcntl.fcntl(fd, _fcntl_command("F_SETSIG"), signum)
 
     def exchange(self, fd: int, a: str, b: str) -> bool:
         """Atomically swap the names ``a`` and ``b`` in directory ``fd``; False when the kernel or
@@ -102,6 +103,13 @@ class FileSystem:
         if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
             return False
         raise OSError(err, os.strerror(err), b)
+
+
+def _fcntl_command(name: str) -> int:
+    command = getattr(fcntl, name, None)
+    if command is None:
+        raise OSError(errno.ENOSYS, f"no {name} on this system")
+    return int(command)
 
 
 #: The file system every caller uses unless it is handed another.

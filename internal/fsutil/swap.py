@@ -158,8 +158,7 @@ class Lease:
             st = fs.fstat(fd)
             if (st.st_dev, st.st_ino) != identity:
                 raise ModifiedWhileSaving(path)
-            fs.set_lease_signal(fd, signal.SIGCHLD)
-            if not _lease(fs, fd, path):
+            if not _signals_harmlessly(fs, fd) or not _lease(fs, fd, path):
                 fs.close(fd)
                 return cls(fs, -1)
         except BaseException:
@@ -191,6 +190,16 @@ class Lease:
                 self.fs.set_lease(fd, fcntl.F_UNLCK)
             finally:
                 self.fs.close(fd)
+
+
+def _signals_harmlessly(fs: FileSystem, fd: int) -> bool:
+    """Make a break of ``fd``'s lease signal SIGCHLD; False where that cannot be set (then no
+    lease is taken: its break would send SIGIO, which ends the process)."""
+    try:
+        fs.set_lease_signal(fd, signal.SIGCHLD)
+    except OSError:
+        return False
+    return True
 
 
 def _lease(fs: FileSystem, fd: int, path: str) -> bool:

@@ -56,6 +56,17 @@ class NoLeases(OutsideSaves):
         raise OSError(errno.EINVAL, "no leases here")
 
 
+class NoLeaseSignal(OutsideSaves):
+    """A system where a lease's break cannot be made to signal SIGCHLD: no lease may be taken
+    (its break would send SIGIO, which ends the process)."""
+
+    def set_lease_signal(self, fd: int, signum: int) -> None:
+        raise OSError(errno.ENOSYS, "no F_SETSIG here")
+
+    def set_lease(self, fd: int, kind: int) -> None:
+        raise AssertionError("a lease was taken without its break signal set")
+
+
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
@@ -73,7 +84,9 @@ def leftovers(ws: Path) -> list[str]:
     return sorted(name for name in os.listdir(ws) if name.endswith((".tmp", ".orig")))
 
 
-@pytest.mark.parametrize("fs_class", [OutsideSaves, NoLeases], ids=["lease", "no-lease"])
+@pytest.mark.parametrize(
+    "fs_class", [OutsideSaves, NoLeases, NoLeaseSignal], ids=["lease", "no-lease", "no-lease-signal"]
+)
 def test_a_rename_save_landing_just_before_the_swap_keeps_its_name(ws: Path, fs_class: type[OutsideSaves]) -> None:
     target = ws / "f.txt"
     target.write_bytes(b"save 1\n")
@@ -84,7 +97,9 @@ def test_a_rename_save_landing_just_before_the_swap_keeps_its_name(ws: Path, fs_
     assert leftovers(ws) == []
 
 
-@pytest.mark.parametrize("fs_class", [OutsideSaves, NoLeases], ids=["lease", "no-lease"])
+@pytest.mark.parametrize(
+    "fs_class", [OutsideSaves, NoLeases, NoLeaseSignal], ids=["lease", "no-lease", "no-lease-signal"]
+)
 def test_saves_landing_while_the_name_is_given_back_leave_the_newest(ws: Path, fs_class: type[OutsideSaves]) -> None:
     """Save 2 lands before our exchange, save 3 before the exchange that gives 2 back: a plain
     exchange back would leave 2 under the name and throw 3 away."""
