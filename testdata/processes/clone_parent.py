@@ -1,7 +1,8 @@
 """Start a process the way a program hiding its children would: ``clone(CLONE_PARENT)`` (the new
 process is a child of *our* parent, not of us), then in it ``setsid``, its standard streams on
 ``/dev/null`` (it holds none of ours), and ``exec`` of ``sleep SECONDS`` with an empty
-environment. Prints the new process's pid and exits at once.
+environment. Prints the new process's pid once it runs ``sleep`` (so it has left the session),
+and exits.
 
 Usage: python3 clone_parent.py SECONDS
 """
@@ -23,6 +24,8 @@ def main() -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
     zero = ctypes.c_long(0)
+    # Close-on-exec: the read below ends when the child's copy closes, at its exec.
+    started_read, started_write = os.pipe()
     # No stack given: the child runs on a copy of ours, like fork (no CLONE_VM).
     pid = libc.syscall(
         ctypes.c_long(SYS_CLONE[platform.machine()]), ctypes.c_long(CLONE_PARENT), zero, zero, zero, zero
@@ -38,6 +41,8 @@ def main() -> None:
             os._exit(127)
     if pid < 0:
         sys.exit(f"clone failed: {os.strerror(ctypes.get_errno())}")
+    os.close(started_write)
+    os.read(started_read, 1)
     print(pid, flush=True)
 
 

@@ -39,6 +39,8 @@ DETACH = (
     f"( env -i setsid sleep {MARK} & ); pid=$({sys.executable} {HELPER} {MARK}); "
     "echo \"clone $(cut -d' ' -f4,6 /proc/$pid/stat) leader $$\""
 )
+#: The processes with MARK in their command line while a detaching job runs.
+RUNNING_IN_JOB = 4
 #: Hang guard for a job's output.
 STATE_TIMEOUT_S = 60.0
 
@@ -90,7 +92,8 @@ def test_detached_children_die_with_the_call(workspace: Path, containment: str, 
 
 
 async def _start_detaching_job(session: Session) -> str:
-    response = await session.run("bash", {"command": f"{DETACH}; echo ready; sleep {MARK}", "run_in_background": True})
+    command = f"{DETACH}; sleep {MARK} & echo ready; wait"  # every fork of bash has MARK in its argv
+    response = await session.run("bash", {"command": command, "run_in_background": True})
     assert not response.is_error, response.content
     job_id = str(response.metadata["job_id"])
     seen = response.content
@@ -98,7 +101,8 @@ async def _start_detaching_job(session: Session) -> str:
     while "ready" not in seen and time.monotonic() < deadline:
         seen += (await session.run("job_output", {"job_id": job_id, "wait_ms": 2000})).content
     assert "ready" in seen, seen
-    assert len(processes_with(MARK.encode())) == 3, seen  # env -i sleep, the clone, the job's sleep
+    # The job's shell and its sleep, the env -i sleep, the clone.
+    assert len(processes_with(MARK.encode())) == RUNNING_IN_JOB, seen
     return job_id
 
 
@@ -135,7 +139,7 @@ def test_a_call_ending_spares_a_running_jobs_detached_children(workspace: Path, 
         await _start_detaching_job(session)
         response = await session.run("bash", {"command": "echo done"})
         assert "stopped" not in response.content
-        assert len(processes_with(MARK.encode())) == 3
+        assert len(processes_with(MARK.encode())) == RUNNING_IN_JOB
         await session.close()
 
     asyncio.run(main())
@@ -179,8 +183,8 @@ def test_an_orphan_without_our_marks_is_never_swept(workspace: Path) -> None:
         assert processes_with(MARK.encode(), parent=os.getpid()) == orphans
     finally:
         for pid in processes_with(MARK.encode()):
-            os.kill(pid, signal.SIGKILL)
-            with contextlib.suppress(ChildProcessError):
+            with contextlib.suppress(ProcessLookupError, ChildProcessError):
+                os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
 
 
