@@ -99,11 +99,7 @@ def swap_in(fs: FileSystem, dir_fd: int, name: str, target: Target, *, ours: int
             fs.rename(target.staged, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
             return
         # target.staged now names what the name held at the instant of the exchange.
-        if lease.held:
-            stands = inode_of(fs, dir_fd, target.staged) == target.identity[1] and not lease.writer_waiting()
-        else:
-            stands = verified(fs, dir_fd, target.staged, target, follow=False) is not None
-        if not stands:
+        if not _handed_over(fs, dir_fd, target, lease, follow=False):
             log.info("an outside save of %s got in the way of a swap: giving the name back", name)
             give_back(fs, dir_fd, target.staged, name, ours)
             raise ModifiedWhileSaving(target.path)
@@ -124,17 +120,22 @@ def delete(fs: FileSystem, dir_fd: int, name: str, target: Target, *, follow: bo
         if lease.held and not lease.holds(target.expect):
             raise ModifiedWhileSaving(target.path)
         fs.rename(name, target.staged, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        if lease.held:
-            stands = inode_of(fs, dir_fd, target.staged) == target.identity[1] and not lease.writer_waiting()
-        else:
-            stands = verified(fs, dir_fd, target.staged, target, follow=follow) is not None
-        if not stands:
+        if not _handed_over(fs, dir_fd, target, lease, follow=follow):
             log.info("an outside save of %s got in the way of a delete: giving the name back", name)
             with contextlib.suppress(FileExistsError):  # else a newer save has it: the claimed one is superseded
                 fs.link(target.staged, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
             raise ModifiedWhileSaving(target.path)
     finally:
         lease.release()
+
+
+def _handed_over(fs: FileSystem, dir_fd: int, target: Target, lease: Lease, *, follow: bool) -> bool:
+    """What the name gave up (now at ``target.staged``) is the verified file, which nobody began
+    writing to: under the lease, by inode and the lease's state; without one, by inode and bytes."""
+    assert target.staged is not None
+    if lease.held:
+        return inode_of(fs, dir_fd, target.staged) == target.identity[1] and not lease.writer_waiting()
+    return verified(fs, dir_fd, target.staged, target, follow=follow) is not None
 
 
 class Lease:
