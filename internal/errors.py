@@ -124,6 +124,19 @@ class ModifiedWhileSaving(ToolError):
         )
 
 
+class OpenForWriting(ToolError):
+    """Another program kept the target open for writing: replacing it would lose its writes."""
+
+    code = "open_for_writing"
+
+    def __init__(self, path: str, waited_s: float) -> None:
+        super().__init__(
+            f"File {path} is open for writing in another program (still after {waited_s:g} s); nothing was written, "
+            "so that program's writes are not lost. Try again when it has closed the file.",
+            {"file_path": path},
+        )
+
+
 class ReadOnlyFile(ToolError):
     """The file's mode makes it read-only."""
 

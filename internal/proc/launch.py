@@ -118,8 +118,10 @@ async def spawn(
     """Start ``argv`` in its own session and tree, stdin ``/dev/null``, stdout (and stderr,
     separately or merged into stdout) on our own pipes; ``pass_fds`` stay open in it under the
     same numbers. If this is cancelled half way, the start is let finish (it is short) and what
-    it started is killed before the cancellation goes on."""
-    tree = ProcessTree(owner)
+    it started is killed before the cancellation goes on. The tree is contained (its own cgroup
+    where possible, the limit mark): whatever the command starts is found however it detaches
+    (tree.py)."""
+    tree = ProcessTree(owner, contain=True)
     starting = asyncio.ensure_future(
         _start(argv, tree, cwd=cwd, env=env, merge_stderr=merge_stderr, pass_fds=pass_fds)
     )
@@ -160,6 +162,7 @@ async def _start(
                 env=tree.environment(env),
                 start_new_session=True,
                 pass_fds=pass_fds,
+                preexec_fn=tree.child_setup(),
             )
         finally:
             for fd in (out_write, err_write):
