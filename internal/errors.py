@@ -253,6 +253,24 @@ class TimedOut(ToolError):
         self.seconds = seconds
 
 
+class ToolNotOffered(ToolError):
+    """The tool exists but the session's policy does not offer it (a read-only session)."""
+
+    code = "tool_not_offered"
+
+
+class MissingDependency(ToolError):
+    """A package the call needs is not installed in this Python."""
+
+    code = "missing_dependency"
+
+
+class InternalError(ToolError):
+    """A bug: an exception no mechanism turned into an outcome (logged with its traceback)."""
+
+    code = "internal_error"
+
+
 class LspUnavailable(ToolError):
     """No language server can answer for the file: servers are off, none is configured or
     installed for its type, or the session's diagnostics source offers no navigation."""

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_toolsmith.config import Config, read_config_file
+from agent_toolsmith.config import Config
+from agent_toolsmith.config_file import read_config_file
 from agent_toolsmith.llm.providers import declarations
 from agent_toolsmith.llm.tools.registry import ToolRegistry
 
