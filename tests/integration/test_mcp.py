@@ -281,6 +281,7 @@ def test_a_client_without_sessions_is_told_why(workspace: Path, tmp_path: Path, 
 
     refused = run(main())
     assert refused.is_error and "protocol 2026-07-28 has no sessions over HTTP" in text(refused)
+    assert (refused.meta or {}).get("toolsmith/metadata", {}).get("error") == "no_session"
 
 
 def test_the_clients_roots_become_allowed_dirs(workspace: Path, tmp_path: Path) -> None:
