@@ -199,14 +199,11 @@ def _sandbox(ctx: ProcessServices) -> Callable[[list[str], str], list[str]]:
         raise ToolError(
             "The bash sandbox is on ([bash] sandbox = true) but bubblewrap (bwrap) is not installed: nothing "
             "was run. Install it (Debian/Ubuntu: apt-get install bubblewrap) or turn the sandbox off.",
-            code="sandbox_unavailable")
-    if ctx.shell.sandbox_problem is None:
-        ctx.shell.sandbox_problem = sandbox.probe(bwrap) or ""
-    if ctx.shell.sandbox_problem:
-        raise ToolError(
-            f"The bash sandbox is on but {ctx.shell.sandbox_problem}: nothing was run.",
             code="sandbox_unavailable",
         )
+    problem = sandbox.unavailable(bwrap)
+    if problem is not None:
+        raise ToolError(f"The bash sandbox is on but {problem}: nothing was run.", code="sandbox_unavailable")
     writable = [from_workspace(ctx.workspace, d) for d in ctx.config.allowed_dirs]
     # Every state directory this process may use: the session's (made now if need be: one that
     # appeared later inside the workspace would be the command's to fill), the temporary one
