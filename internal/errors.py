@@ -251,3 +251,27 @@ class Denied(ToolError):
 
 class ToolCancelled(ToolError):
     """The call's cancellation token fired before the tool finished (``metadata["aborted"]``)."""
+
+
+class CannotAsk(ToolError):
+    """The question tool has no way to reach the user here (the host offers none, an MCP client
+    without elicitation, or the host's way failed): decide and say so, never wait."""
+
+    code = "cannot_ask"
+
+
+class NoAnswer(ToolError):
+    """The user did not answer the question within its time limit."""
+
+    code = "no_answer"
+
+
+class InputRequired(ToolError):
+    """Over MCP's 2026-07-28 protocol a server asks the user by answering the call with its
+    questions (``metadata["input_requests"]``); the client asks, then calls again with the
+    answers. The MCP server turns this outcome into that answer: no model ever reads it."""
+
+    code = "input_required"
+
+    def __init__(self, input_requests: dict[str, Any]) -> None:
+        super().__init__("The call waits for the user's answers.", {"input_requests": input_requests})

@@ -31,7 +31,7 @@ from .llm.tools.contract import DiagnosticsSource, Progress, ToolInfo, ToolRespo
 from .llm.tools.registry import ToolRegistry
 from .llm.tools.runner import run_tool
 from .logs import logger
-from .permission import Asker, PermissionService, ToolPolicy, allow_all, refusing_writes
+from .permission import Asker, PermissionService, ToolPolicy, UserAsker, allow_all, refusing_writes
 from .state import PRIVATE_FILE_MODE, check_session_id
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     from .audit import AuditLog
     from .checkpoints import ChangeLog, FileChange, RewindResult
+    from .plan import PlanItem
 
 log = logger("toolsmith")
 
@@ -62,6 +63,9 @@ class Session:
     - ``config``: the settings (config.py; ``Config.load`` reads the TOML files); defaults otherwise.
     - ``asker``: called for every permission request that no rule decides; ``allow_all`` by
       default (an embedder with a user in the loop passes its own).
+    - ``ask_user``: puts the question tool's questions to the user (a ``QuestionRequest`` in,
+      ``Answers`` out; see permission/). None: the host cannot ask, and the question tool says so
+      at once.
     - ``progress``: called with ``(kind, data)`` while a call runs (output lines, diagnostics
       status); per-call ``progress`` in :meth:`run` overrides it.
     - ``lsp``: the diagnostics source; None starts the configured language servers on demand
@@ -89,6 +93,7 @@ class Session:
         tool_policy: ToolPolicy | None = None,
         audit: AuditLog | None = None,
         profile: str = "default",
+        ask_user: UserAsker | None = None,
     ) -> None:
         from .llm.profiles import check_profile
 
@@ -103,7 +108,9 @@ class Session:
             session_id=check_session_id(session_id) if session_id is not None else os.urandom(16).hex(),
             config=config,
             # A read-only session refuses the writes of tools it offers (lsp's rename).
-            permissions=PermissionService(refusing_writes(asker) if tool_policy and tool_policy.read_only else asker),
+            permissions=PermissionService(
+                refusing_writes(asker) if tool_policy and tool_policy.read_only else asker, ask_user
+            ),
             lsp=lsp,
             locks=locks or PathLocks(),
             tools=ToolRegistry.for_workspace(root, config, profile),
@@ -288,6 +295,11 @@ class Session:
         await asyncio.to_thread(change_log.rewound, checkpoint_id, kept)
         return RewindResult(checkpoint_id, restored, conflicts)
 
+    def plan(self) -> tuple[PlanItem, ...]:
+        """The model's plan as it last sent it (the plan tool; empty until then). Each update is
+        also sent to the progress callback as kind ``"plan"``."""
+        return self.ctx.plan.items()
+
     def tools(self, policy: ToolPolicy | None = None) -> list[ToolInfo]:
         """What to declare to the model: the session's tools (built-in and custom) that
         ``policy`` (default: the session's own) offers."""
@@ -365,6 +377,10 @@ class Session:
             self.ctx.shell = ShellState.from_json(data["shell"])
         if self.ctx.lsp is not None and "lsp" in data:
             self.ctx.lsp.load_json(data["lsp"])
+        if isinstance(data.get("plan"), dict):
+            from .plan import Plan
+
+            self.ctx.plan = Plan.from_json(data["plan"])
 
     def save_state(self) -> None:
         """Write the state file (0600: it holds the shell's exported environment). Without a
@@ -373,6 +389,8 @@ class Session:
         if not self.ctx.state.usable:
             return
         data: dict[str, Any] = {"files": self.ctx.files.to_json(), "shell": self.ctx.shell.to_json()}
+        if self.ctx.plan.items():
+            data["plan"] = self.ctx.plan.to_json()
         if self.ctx.lsp is not None:
             data["lsp"] = self.ctx.lsp.to_json()
         from .fsutil.atomic import atomic_write

@@ -161,8 +161,12 @@ def _check_constraints(value: Any, meta: Any, where: str) -> None:
             raise ParamsError(f"'{where}' must be at most {meta['maximum']}, got {value}")
     if isinstance(value, list) and "minItems" in meta and len(value) < meta["minItems"]:
         raise ParamsError(f"'{where}' must have at least {meta['minItems']} item(s)")
+    if isinstance(value, list) and "maxItems" in meta and len(value) > meta["maxItems"]:
+        raise ParamsError(f"'{where}' must have at most {meta['maxItems']} item(s), got {len(value)}")
     if isinstance(value, str) and "minLength" in meta and len(value) < meta["minLength"]:
         raise ParamsError(f"'{where}' must not be empty")
+    if isinstance(value, str) and "maxLength" in meta and len(value) > meta["maxLength"]:
+        raise ParamsError(f"'{where}' must be at most {meta['maxLength']} characters, got {len(value)}")
 
 
 def _parse_object(cls: type[T], raw: Any, where: str = "") -> T:
