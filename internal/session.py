@@ -26,7 +26,7 @@ from .config import Config
 from .event_loop import off_loop
 from .file_tracker import FileTracker
 from .fsutil.locks import PathLocks
-from .llm.tools.context import ToolContext
+from .llm.tools.context import ToolContext, WebPrompt
 from .llm.tools.contract import DiagnosticsSource, Progress, ToolInfo, ToolResponse
 from .llm.tools.registry import ToolRegistry
 from .llm.tools.runner import run_tool
@@ -66,6 +66,9 @@ class Session:
     - ``ask_user``: puts the question tool's questions to the user (a ``QuestionRequest`` in,
       ``Answers`` out; see permission/). None: the host cannot ask, and the question tool says so
       at once.
+    - ``web_prompt``: the host's model for the profile tools that run one on a fetched page
+      (claude's WebFetch, gemini's web_fetch): ``(prompt, url, page text) -> answer``. None: the
+      page itself comes back with the prompt restated.
     - ``progress``: called with ``(kind, data)`` while a call runs (output lines, diagnostics
       status); per-call ``progress`` in :meth:`run` overrides it.
     - ``lsp``: the diagnostics source; None starts the configured language servers on demand
@@ -76,7 +79,7 @@ class Session:
       the read-only ones and refuses writes).
     - ``audit``: an audit log shared with other sessions (the owner closes it); None writes one to
       ``config.audit_log`` when that is set.
-    - ``profile``: the tool shapes the model sees: ``default``, ``claude`` or ``codex``
+    - ``profile``: the tool shapes the model sees: ``default``, ``claude``, ``codex`` or ``gemini``
       (llm/profiles/); every profile runs the same engine tools.
     """
 
@@ -94,6 +97,7 @@ class Session:
         audit: AuditLog | None = None,
         profile: str = "default",
         ask_user: UserAsker | None = None,
+        web_prompt: WebPrompt | None = None,
     ) -> None:
         from .llm.profiles import check_profile
 
@@ -114,6 +118,7 @@ class Session:
             lsp=lsp,
             locks=locks or PathLocks(),
             tools=ToolRegistry.for_workspace(root, config, profile),
+            web_prompt=web_prompt,
         )
         #: The tools this session offers and runs (all by default).
         self.tool_policy = tool_policy or ToolPolicy()

@@ -11,7 +11,7 @@ servers — and the type checker holds the tool to it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
@@ -41,11 +41,17 @@ log = logger("toolsmith")
 
 __all__ = [
     "CallServices", "FileServices", "LspServices", "PathServices", "ProcessServices", "ToolContext", "UserServices",
+    "WebPrompt",
 ]  # fmt: skip
 
 
 def _no_progress(message: str, data: dict[str, Any]) -> None:
     return None
+
+
+#: A host's model applied to a fetched page: ``(prompt, url, page text) -> answer``, for the
+#: product tools whose fetch runs a model (claude's WebFetch, gemini's web_fetch).
+WebPrompt = Callable[[str, str, str], Awaitable[str]]
 
 
 class CallServices(Protocol):
@@ -213,6 +219,8 @@ class ToolContext:
     tools: ToolSet = field(default_factory=BuiltinTools)
     #: The model's plan (the plan tool), read by the host through ``Session.plan()``.
     plan: Plan = field(default_factory=Plan)
+    #: The host's model for a fetched page's prompt (see WebPrompt); None: the page is returned.
+    web_prompt: WebPrompt | None = None
     #: Told of every commit the file tools made (its fsutil.commit.Change list), right after it
     #: succeeded: the session's checkpoints record before-images here (see checkpoints.py).
     on_commit: Callable[[Sequence[Any]], None] | None = None
