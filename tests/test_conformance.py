@@ -123,10 +123,7 @@ def interface_shape(source: str, interface: str) -> Shape:
             if not objects:
                 break
         elif token.endswith(":"):
-            if token.startswith("["):
-                name = MAP
-            else:
-                name = token.rstrip(":").rstrip().rstrip("?").strip().strip('"')
+            name = MAP if token.startswith("[") else token.rstrip(":").rstrip().rstrip("?").strip().strip('"')
             objects[-1].setdefault(name, {})
             last_key[-1] = name
     return root
