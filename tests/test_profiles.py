@@ -92,6 +92,9 @@ def test_every_profile_exports_valid_declarations_for_every_provider(tmp_path: P
             continue
         for declared in declarations(provider, infos):
             assert check_declaration(provider, declared) == [], (profile, provider, declared)
+    strict = declarations("anthropic", infos, strict=True)
+    assert all(check_declaration("anthropic", declared) == [] for declared in strict)
+    assert any(declared.get("strict") for declared in strict)
 
 
 def test_an_export_its_own_check_rejects_is_an_error() -> None:
