@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ToolError
 from .fsutil.commit import Change
+from .state import open_state_file, read_state_file
 
 if TYPE_CHECKING:
     from .llm.change.pipeline import Planned, Target
@@ -44,6 +45,10 @@ if TYPE_CHECKING:
 
 LOG_NAME = "log.jsonl"
 BLOBS_DIR = "blobs"
+#: The change log and each before-image are read with these caps, never through a link or from a
+#: FIFO (the state directory is private, but a command of the user's own could plant one).
+MAX_LOG_BYTES = 64 * 1024 * 1024
+MAX_BLOB_BYTES = 4 * 1024 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,15 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _unusable(path: Path, exc: Exception) -> ToolError:
+    why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return ToolError(
+        f"The session's change log cannot be used: {path} ({why}). Nothing was changed; checkpoints of this "
+        "session cannot be rewound (take a new one).",
+        code="checkpoint_log_unusable",
+    )
+
+
 def _special(path: Path) -> bool:
     """Whether ``path`` exists and is not a regular file (checked without opening it)."""
     try:
@@ -110,7 +124,10 @@ class ChangeLog:
     @property
     def active(self) -> bool:
         """Whether a checkpoint exists, so commits must be recorded."""
-        return self._log().is_file()
+        try:
+            return stat.S_ISREG(os.lstat(self._log()).st_mode)
+        except OSError:
+            return False
 
     # --- recording ------------------------------------------------------------------------
 
@@ -159,7 +176,7 @@ class ChangeLog:
 
     def _append(self, lines: list[dict[str, Any]]) -> None:
         text = "".join(json.dumps(line) + "\n" for line in lines)
-        fd = os.open(self._log(), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = open_state_file(self._log(), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
             os.write(fd, text.encode("utf-8"))  # one write: concurrent CLI processes never interleave lines
         finally:
@@ -169,9 +186,11 @@ class ChangeLog:
 
     def _lines(self) -> list[dict[str, Any]]:
         try:
-            text = self._log().read_text(encoding="utf-8")
+            text = read_state_file(self._log(), MAX_LOG_BYTES).decode("utf-8")
         except FileNotFoundError:
             return []
+        except (OSError, UnicodeDecodeError) as exc:
+            raise _unusable(self._log(), exc) from None
         return [json.loads(line) for line in text.splitlines() if line.strip()]
 
     def _since(self, checkpoint_id: str) -> tuple[list[dict[str, Any]], int]:
@@ -226,7 +245,11 @@ class ChangeLog:
                 return None
             if change.before is None:
                 return Planned(delete=True, gate=False, diff={}) if snapshot.exists else None
-            data = (self._dir() / BLOBS_DIR / change.before).read_bytes()
+            blob = self._dir() / BLOBS_DIR / change.before
+            try:
+                data = read_state_file(blob, MAX_BLOB_BYTES)
+            except OSError as exc:
+                raise _unusable(blob, exc) from None
             # The bytes the file had: no result check applies (they were the file's before).
             return None if data == snapshot.data else Planned(data=data, gate=False, diff={})
 

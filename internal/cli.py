@@ -162,31 +162,42 @@ def _main(args: Arguments, stdin: TextIO, stdout: TextIO) -> int:
 
 async def _via_host(args: Arguments, cwd: Path, config: Any, stdin: TextIO, stdout: TextIO) -> int | None:
     """Run the call(s) in the session's host process; None when it cannot (then run in-process)."""
-    from .session_host import HostLost, HostMismatch, HostUnavailable, end_host, host_paths, run_call
+    from .session_host import (
+        HostLost,
+        HostMismatch,
+        HostUnavailable,
+        UnsafeStateDirectory,
+        end_host,
+        host_paths,
+        run_call,
+    )
 
+    # What the host is started with, and must already serve for a call to go to it.
     spec = {
         "session": args.session,
         "cwd": os.path.realpath(cwd),
         "config": os.path.abspath(args.config) if args.config else None,
         "profile": args.profile,
+        "audit_log": str(Path(args.audit_log).absolute()) if args.audit_log else None,
     }
-    audit_log = str(Path(args.audit_log).absolute()) if args.audit_log else None
     ran = 0
 
     async def run(tool: str, params: Any) -> dict[str, Any]:
         nonlocal ran
-        request = {"tool": tool, "params": params, "no_lsp": args.no_lsp, "audit_log": audit_log}
         try:
-            envelope = run_call(paths, spec, request)
+            envelope = run_call(host_paths(config.state_dir, args.session), spec, {
+                "tool": tool, "params": params, "no_lsp": args.no_lsp,
+            })  # fmt: skip
         except HostLost as exc:
             envelope = {"content": f"toolsmith: {exc}", "is_error": True, "metadata": {"error": "session_host_lost"}}
+        except UnsafeStateDirectory as exc:  # nothing was sent, and the session's state there is not trusted
+            envelope = {"content": f"toolsmith: {exc}", "is_error": True, "metadata": {"error": "unsafe_state_dir"}}
         ran += 1
         return envelope
 
     try:
-        paths = host_paths(config.state_dir, args.session)
         if args.end:
-            ended = end_host(paths)
+            ended = end_host(host_paths(config.state_dir, args.session))
             stdout.write(f"Session {args.session}: {'host stopped' if ended else 'no host was running'}.\n")
             return EXIT_OK
         if args.batch:
@@ -198,6 +209,9 @@ async def _via_host(args: Arguments, cwd: Path, config: Any, stdin: TextIO, stdo
         envelope = await run(args.tool, raw)
         _print(envelope, args.json, stdout)
         return _exit_code(envelope)
+    except UnsafeStateDirectory as exc:  # --end
+        sys.stderr.write(f"toolsmith: {exc}\n")
+        return EXIT_TOOL_ERROR
     except (HostUnavailable, HostMismatch) as exc:
         if ran:  # a batch whose earlier lines ran in the host: do not run them again
             sys.stderr.write(f"toolsmith: {exc}\n")

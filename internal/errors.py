@@ -40,17 +40,21 @@ def describe_value(value: Any, dialect: Literal["json", "toml"] = "json") -> str
 class ToolError(Exception):
     """A failure explained to the model. ``message`` is the whole response text.
 
-    Subclasses name a stable ``code``; a code passed in ``metadata["error"]`` wins (a mechanism
-    that knows better, e.g. an OS error mapped to ``permission_denied``).
+    Every failure has a stable code (docs/error-codes.md): a subclass names its ``code``; a
+    failure without a class of its own passes ``code=``. A code given explicitly (``code=``, or
+    ``metadata["error"]``: a mechanism that knows better, e.g. an OS error mapped to
+    ``permission_denied``) wins over the class's.
     """
 
     code: ClassVar[str | None] = None
 
-    def __init__(self, message: str, metadata: dict[str, Any] | None = None) -> None:
+    def __init__(self, message: str, metadata: dict[str, Any] | None = None, *, code: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.metadata = dict(metadata or {})
-        if self.code is not None:
+        if code is not None:
+            self.metadata["error"] = code
+        elif self.code is not None:
             self.metadata.setdefault("error", self.code)
 
 
@@ -251,6 +255,23 @@ class Denied(ToolError):
 
 class ToolCancelled(ToolError):
     """The call's cancellation token fired before the tool finished (``metadata["aborted"]``)."""
+
+
+class ParseFailed(ToolError):
+    """Parsing a deeply nested file failed in the child process it was tried in first
+    (syntax/probe.py): the parser crashed there, or ran out of time or memory. This process was
+    spared; the file is not outlined, and the syntax gate does not judge it."""
+
+    code = "parse_failed"
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(
+            f"{path} could not be parsed: {reason}. It nests deeply, so it was parsed in a separate process "
+            "first, which spared this one. Use view and grep to read it, and edit to change it.",
+            {"file_path": path, "reason": reason},
+        )
+        self.path = path
+        self.reason = reason
 
 
 class CannotAsk(ToolError):

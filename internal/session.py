@@ -32,7 +32,7 @@ from .llm.tools.registry import ToolRegistry
 from .llm.tools.runner import run_tool
 from .logs import logger
 from .permission import Asker, PermissionService, ToolPolicy, UserAsker, allow_all, refusing_writes
-from .state import PRIVATE_FILE_MODE, check_session_id
+from .state import PRIVATE_FILE_MODE, check_session_id, read_state_file
 
 if TYPE_CHECKING:
     import asyncio
@@ -43,6 +43,10 @@ if TYPE_CHECKING:
     from .plan import PlanItem
 
 log = logger("toolsmith")
+
+#: The largest session state file loaded (files read with their digests, the shell's cwd and
+#: environment, language-server health); a larger one is not read.
+MAX_STATE_FILE_BYTES = 32 * 1024 * 1024
 
 
 class Session:
@@ -157,8 +161,9 @@ class Session:
         audit: AuditLog | None = None,
     ) -> ToolResponse:
         """Run one tool call. ``cancel`` stops it early (as does cancelling the awaiting task).
-        ``lsp=False`` runs this call without language-server diagnostics; ``audit`` records this
-        call there instead of in the session's audit log (the CLI session host uses both).
+        ``lsp=False`` runs this call without language-server diagnostics (the CLI's ``--no-lsp``
+        through a session host); ``audit`` records this call there instead of in the session's
+        audit log.
 
         First, commits in this workspace that a killed process left half done are rolled back
         (or finished); see fsutil/commit.py. Every call, cancelled ones too, goes to the audit
@@ -368,10 +373,16 @@ class Session:
         return self.ctx.config.state_dir / "sessions" / self.session_id / "state.json"
 
     def load_state(self) -> None:
+        """Load the state file. None yet, or one that is not a regular file of this user's alone
+        (a FIFO, a symbolic link, another's), larger than :data:`MAX_STATE_FILE_BYTES` or not
+        JSON: the session starts fresh, and the next save replaces it."""
         try:
-            data = json.loads(self.state_file().read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return  # none yet, or unreadable: the session starts fresh
+            data = json.loads(read_state_file(self.state_file(), MAX_STATE_FILE_BYTES))
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError) as exc:
+            log.warning("session state %s not loaded: %s", self.state_file(), exc)
+            return
         if not isinstance(data, dict):
             return
         if isinstance(data.get("files"), dict):

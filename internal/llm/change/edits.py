@@ -12,7 +12,7 @@ from ...textmatch import EditOutcome, EditRequest, apply_edits
 from ...textmatch.tiers import FIRST_LINE_TIER
 from ..tools.context import FileServices
 from ..tools.contract import ToolResponse
-from .gate import REINDENTED_NOTE, reindent_repair
+from .gate import REINDENTED_NOTE, Unjudged, reindent_repair
 from .pipeline import Applied, ChangeRequest, Planned, Target, change_files
 from .snapshot import Snapshot
 from .worker import Check
@@ -54,7 +54,7 @@ async def edit_file(ctx: FileServices, tool: str, file_path: str, edits: list[Ed
         outcome = apply_edits(snapshot.text, edits, path=str(path), cancel=check)
         return Planned(new=outcome.file, spans=outcome.spans, value=(outcome, ""))
 
-    def repair(planned: Planned, verdict: Verdict | None, check: Check) -> Planned | None:
+    def repair(planned: Planned, verdict: Verdict | Unjudged | None, check: Check) -> Planned | None:
         assert planned.snapshot is not None
         outcome: EditOutcome = planned.value[0]
         retry = reindent_repair(ctx, path, planned.snapshot.text, edits, outcome, verdict, check)

@@ -5,11 +5,12 @@ line's indentation; see internal/syntax/gate.py and docs/structure.md), and the 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...documents import is_notebook
-from ...errors import ToolError
+from ...errors import ParseFailed, ToolError
 from ...fsutil.commit import Change
 from ...fsutil.textio import TextFile, normalize_eol
 from ...syntax import Verdict, inside_literal, judge, parse, would_be_lines
@@ -17,16 +18,27 @@ from ...textmatch import EditOutcome, EditRequest, apply_edits
 from ..tools.context import FileServices
 
 
-def syntax_verdict(ctx: FileServices, path: Path, before: str | None, after: str) -> Verdict | None:
+@dataclass(frozen=True)
+class Unjudged:
+    """The gate could not judge the change: the parser failed on the text in the child process it
+    was tried in first (syntax/probe.py). The change is not blocked; the result says so."""
+
+    failure: ParseFailed
+
+
+def syntax_verdict(ctx: FileServices, path: Path, before: str | None, after: str) -> Verdict | Unjudged | None:
     """The gate's verdict on changing ``path`` from ``before`` (None: a new file) to ``after``;
     None when the gate is off or has nothing to say."""
     if ctx.config.syntax_gate == "off":
         return None
-    return judge(before, after, str(path), cache=ctx.syntax_trees)
+    try:
+        return judge(before, after, str(path), cache=ctx.syntax_trees)
+    except ParseFailed as failure:
+        return Unjudged(failure)
 
 
-def gate_refuses(ctx: FileServices, verdict: Verdict | None) -> bool:
-    return verdict is not None and verdict.kind == "breaks" and ctx.config.syntax_gate == "refuse"
+def gate_refuses(ctx: FileServices, verdict: Verdict | Unjudged | None) -> bool:
+    return isinstance(verdict, Verdict) and verdict.kind == "breaks" and ctx.config.syntax_gate == "refuse"
 
 
 def syntax_refusal(verdict: Verdict, display: str, after: str, tool: str) -> ToolError:
@@ -51,10 +63,15 @@ def syntax_refusal(verdict: Verdict, display: str, after: str, tool: str) -> Too
     return ToolError(text, metadata)
 
 
-def syntax_warning(verdict: Verdict | None, *, new_file: bool = False) -> str:
-    """The note for a change the gate lets through with errors."""
+def syntax_warning(verdict: Verdict | Unjudged | None, *, new_file: bool = False) -> str:
+    """The note for a change the gate lets through with errors, or could not judge."""
     if verdict is None:
         return ""
+    if isinstance(verdict, Unjudged):
+        return (
+            f"\nNote: the syntax check was skipped: {verdict.failure.reason} (in a separate process, tried first "
+            "because the file nests deeply). The change was made unchecked."
+        )
     if verdict.kind == "breaks":
         why = "the file parsed cleanly before; the syntax gate is set to warn"
     elif new_file:
@@ -70,14 +87,14 @@ def reindent_repair(
     old: TextFile,
     edits: list[EditRequest],
     outcome: EditOutcome,
-    verdict: Verdict | None,
+    verdict: Verdict | Unjudged | None,
     check: Callable[[], None],
 ) -> EditOutcome | None:
     """The gate's one repair of an edit: a multi-line new_string written as if at column 0, for
     a match that starts inside an indented line (the continuation lines then land at column 0).
     If giving its continuation lines the matched line's indentation makes the file parse — and
     puts no indentation inside a string literal — the repaired outcome; else None."""
-    breaks = verdict is not None and verdict.kind == "breaks"
+    breaks = isinstance(verdict, Verdict) and verdict.kind == "breaks"
     if not (breaks or _written_from_match_column(edits)):
         return None
     retry = apply_edits(old, edits, path=str(path), cancel=check, reindent=True, at_indent_only=not breaks)
@@ -106,7 +123,10 @@ def _written_from_match_column(edits: list[EditRequest]) -> bool:
 
 
 def _indents_in_literals(ctx: FileServices, path: Path, text: str, offsets: list[int]) -> bool:
-    parsed = parse(text, str(path), cache=ctx.syntax_trees)
+    try:
+        parsed = parse(text, str(path), cache=ctx.syntax_trees)
+    except ParseFailed:
+        parsed = None
     if parsed is None:
         return True  # cannot tell: do not repair
     encoded = [len(text[:o].encode("utf-8", "surrogatepass")) for o in offsets]

@@ -43,7 +43,7 @@ from ...textmatch.rebase import commutes
 from ...vocabulary import edits_need_read
 from ..tools.context import FileServices
 from ..tools.contract import ToolResponse
-from .gate import gate_refuses, guard_notebooks, syntax_refusal, syntax_verdict, syntax_warning
+from .gate import Unjudged, gate_refuses, guard_notebooks, syntax_refusal, syntax_verdict, syntax_warning
 from .snapshot import Snapshot, take_snapshot
 from .worker import Check, commit_and_record, run_in_worker
 
@@ -126,7 +126,7 @@ class Target:
     exists: str = ""
     #: The writer's one way to mend a plan the syntax gate judged (``verdict``): a new plan that
     #: parses, or None (edit's re-indentation of continuation lines).
-    repair: Callable[[Planned, Verdict | None, Check], Planned | None] | None = None
+    repair: Callable[[Planned, Verdict | Unjudged | None, Check], Planned | None] | None = None
 
 
 @dataclass
@@ -322,7 +322,7 @@ def _gate(ctx: FileServices, planned: Planned, gate_name: str, check: Check) -> 
         repaired.reanchored = planned.reanchored
         return repaired
     if gate_refuses(ctx, verdict):
-        assert verdict is not None
+        assert isinstance(verdict, Verdict)
         raise syntax_refusal(verdict, ctx.display(planned.written_path), after, gate_name)
     planned.warning = syntax_warning(verdict, new_file=before is None).lstrip()
     return planned

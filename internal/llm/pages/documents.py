@@ -43,8 +43,8 @@ async def view_notebook(
         data, st = _read_document(path, check, allowed)
         try:
             notebook = parse_notebook(data, path)
-        except ToolError:
-            return data, st, None
+        except ToolError as exc:
+            return data, st, exc if exc.metadata.get("error") == "notebook_too_deep" else None
         cells = min(limit, ctx.config.max_output_lines)
         return data, st, (notebook, render_cells(notebook, offset, cells, ctx.config.max_output_bytes,
                                                  MAX_IMAGE_BYTES))  # fmt: skip
@@ -52,6 +52,9 @@ async def view_notebook(
     data, st, parsed = await in_thread(read, ctx.cancel)
     if parsed is None:
         return None
+    if isinstance(parsed, ToolError):  # too deep: its text (brackets on a line) would not help either
+        ctx.files.record_read(path, data, st)  # the model knows what it is: write may replace it
+        raise ToolError(parsed.message + " It counts as viewed, so write can replace it.", parsed.metadata)
     notebook, rendered = parsed
     total = len(notebook.cells)
     if offset > 0 and offset >= total:

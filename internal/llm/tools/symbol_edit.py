@@ -11,7 +11,7 @@ from ...errors import InvalidParams, NoChange, ToolError
 from ...fsutil.textio import normalize_eol
 from ...syntax import parse
 from ...syntax.languages import OUTLINED_LANGUAGES
-from ...syntax.outline import SYMBOL_KINDS, Symbol, flatten, outline
+from ...syntax.outline import MAX_SYMBOL_DEPTH, SYMBOL_KINDS, Symbol, flatten, outline
 from ..change.pipeline import Applied, ChangeRequest, Planned, Target, change_files
 from ..change.snapshot import Snapshot
 from ..change.worker import Check
@@ -124,7 +124,12 @@ def find_symbol(ctx: FileServices, path: Path, text: str, wanted: str) -> Symbol
         if len(symbols) > MAX_CANDIDATES_LISTED
         else ""
     )
-    raise ToolError(f"No symbol {wanted!r} in {path}. Its symbols: {known}{more}.", {"error": "symbol_not_found"})
+    deep = (
+        f" Symbols nested deeper than {MAX_SYMBOL_DEPTH} levels are not addressed by name: use edit for those."
+        if any(s.members_cut for s in symbols)
+        else ""
+    )
+    raise ToolError(f"No symbol {wanted!r} in {path}. Its symbols: {known}{more}.{deep}", {"error": "symbol_not_found"})
 
 
 def _in_chars(symbol: Symbol, source: bytes) -> Symbol:
