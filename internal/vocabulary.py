@@ -18,8 +18,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 __all__ = [
-    "ENGINE", "Vocabulary", "current", "edits_need_read", "has_tool", "line_number", "param_name", "speaking",
-    "tool_name",
+    "ENGINE", "Vocabulary", "background_hint", "current", "edits_need_read", "has_tool", "line_number", "param_name",
+    "set_flag", "speaking", "tool_name",
 ]  # fmt: skip
 
 
@@ -37,6 +37,11 @@ class Vocabulary:
     #: False where the product never asks for a read before an edit (Codex's apply_patch, Gemini
     #: CLI's replace): the change pipeline then treats an unread file like one read just now.
     edits_need_read: bool = True
+    #: Engine parameters the profile's tools do not offer (claude's Grep has no literal_text).
+    lacks: frozenset[tuple[str, str]] = frozenset()
+    #: How this profile keeps a long command running and reads its output (see background_hint),
+    #: where its tools do it another way than a flag and a job reader.
+    background: str | None = None
 
 
 #: The engine's own words (no profile).
@@ -75,6 +80,14 @@ def param_name(engine_tool: str, param: str) -> str:
     return current().params.get((engine_tool, param), param)
 
 
+def set_flag(engine_tool: str, param: str, purpose: str = "") -> str:
+    """", or set P to true<purpose>" when the model's tool has the engine's flag ``param``; ""
+    when it does not (the hint would name a parameter the model cannot send)."""
+    if (engine_tool, param) in current().lacks:
+        return ""
+    return f", or set {param_name(engine_tool, param)} to true{purpose}"
+
+
 def line_number(engine_tool: str, param: str, value: int) -> int:
     """``value`` (the engine's count, from 0) as the model's tool counts it."""
     return value + 1 if (engine_tool, param) in current().one_based else value
@@ -82,3 +95,13 @@ def line_number(engine_tool: str, param: str, value: int) -> int:
 
 def edits_need_read() -> bool:
     return current().edits_need_read
+
+
+def background_hint() -> str:
+    """How the model keeps a long command running and reads it, in its tools' words: the end of a
+    sentence ("To let a long command keep running, ...")."""
+    words = current()
+    if words.background is not None:
+        return words.background
+    flag = param_name("bash", "run_in_background")
+    return f"start it with {flag}: true and read its output with {tool_name('job_output')}."

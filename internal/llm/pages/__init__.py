@@ -15,6 +15,7 @@ from ...cancel import in_thread
 from ...documents import is_notebook, is_pdf
 from ...errors import InvalidParams, IsDirectory, OffsetOutOfRange
 from ...fsutil.paths import open_regular_file, read_error
+from ...vocabulary import line_number, param_name, tool_name
 from ..tools.context import PathServices
 from ..tools.contract import ToolResponse
 from .documents import view_notebook, view_pdf
@@ -32,9 +33,10 @@ async def show_file(
     path = ctx.resolve(file_path)
     approved = await ctx.require_read_permission(tool, path)
     if path.is_dir():
-        raise IsDirectory(f"Path is a directory, not a file: {path}. Use the ls tool to list a directory.")
+        listing = tool_name("ls")
+        raise IsDirectory(f"Path is a directory, not a file: {path}. Use the {listing} tool to list a directory.")
     if pages is not None and not is_pdf(path):
-        raise InvalidParams(f"pages applies to PDF files only; {path} is not a .pdf. Use offset and limit.")
+        raise InvalidParams(f"pages applies to PDF files only; {path} is not a .pdf. Use {_offset()} and limit.")
     allowed = ctx.read_guard(approved)
     if is_notebook(path):
         response = await view_notebook(path, offset, limit, ctx, allowed)
@@ -67,7 +69,8 @@ async def show_file(
         )
     if offset > 0 and offset >= page.total and page.total_exact:
         raise OffsetOutOfRange(
-            f"offset {offset} is beyond the end of the file ({page.total} lines). Use an offset below {page.total}."
+            f"{_offset()} {_line(offset)} is beyond the end of the file ({page.total} lines). Use {_offset()} below "
+            f"{_line(page.total)}."
         )
     ctx.files.record_read(path, page.data, st)
     content, shown = render(page, offset, ctx.config.max_output_bytes)
@@ -86,9 +89,19 @@ async def show_file(
         about = "" if page.total_exact else "about "
         content += (
             f"\n\n(Showing lines {offset + 1}-{end} of {about}{page.total} total. "
-            f"Use offset={end} to continue reading.)"
+            f"Use {_offset()}={_line(end)} to continue reading.)"
         )
     diagnostics = await ctx.diagnostics_after_view(path)
     if diagnostics:
         content += "\n\n" + diagnostics
     return ToolResponse(content, metadata=metadata)
+
+
+def _offset() -> str:
+    """view's ``offset`` as the model's tool calls it (a profile's ``start_line``, say)."""
+    return param_name("view", "offset")
+
+
+def _line(offset: int) -> int:
+    """A 0-based line offset as the model's tool counts it (1-based for the profiles that do)."""
+    return line_number("view", "offset", offset)

@@ -4,7 +4,6 @@ the plan, questions, and a fetched page for a product tool that runs a model on 
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar
 
 from ...permission import Question
@@ -14,7 +13,7 @@ from ..tools.contract import Tool, ToolResponse
 from ..tools.runner import run_engine_tool
 
 __all__ = [
-    "ProfileTool", "ask_questions", "drop_none", "fetch_for_prompt", "not_supported", "one_based_offsets", "page_text",
+    "ProfileTool", "ask_questions", "drop_none", "fetch_for_prompt", "not_supported", "page_text",
     "update_plan", "with_notes",
 ]  # fmt: skip
 
@@ -63,16 +62,6 @@ def with_notes(response: ToolResponse, notes: list[str]) -> ToolResponse:
         return response
     metadata = {**response.metadata, "profile_notes": notes}
     return ToolResponse("\n".join(notes) + "\n\n" + response.content, response.is_error, metadata, response.images)
-
-
-_VIEW_CONTINUE = re.compile(r"Use offset=(\d+) to continue reading")
-
-
-def one_based_offsets(response: ToolResponse) -> ToolResponse:
-    """view's footer names the 0-based offset to continue at; profiles whose ``offset`` is a
-    1-based line number name that line instead."""
-    content = _VIEW_CONTINUE.sub(lambda m: f"Use offset={int(m.group(1)) + 1} to continue reading", response.content)
-    return ToolResponse(content, response.is_error, response.metadata, response.images)
 
 
 # --- the plan and questions, as the engine's plan and question tools take them ---------------------

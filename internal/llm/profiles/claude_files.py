@@ -12,7 +12,7 @@ from ..tools.command_call import start_background_job
 from ..tools.context import ToolContext
 from ..tools.contract import ToolResponse
 from ..tools.params import param
-from .base import ProfileTool, drop_none, not_supported, one_based_offsets, with_notes
+from .base import ProfileTool, drop_none, not_supported, with_notes
 from .vocabularies import CLAUDE
 
 #: Read with ``allow_large``: a page may be this large (bytes) and this long (lines) instead of
@@ -65,7 +65,7 @@ class Read(ClaudeTool):
         values = drop_none({"file_path": params.file_path, "offset": offset, "limit": limit, "pages": params.pages})
         if params.allow_large:
             ctx = ctx.variant(config=replace(ctx.config, max_output_bytes=ALLOW_LARGE_BYTES))
-        return one_based_offsets(await self.engine_call("view", values, ctx))
+        return await self.engine_call("view", values, ctx)
 
 
 # --- Write, Edit, NotebookEdit ------------------------------------------------------------------

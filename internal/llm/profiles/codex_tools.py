@@ -12,7 +12,7 @@ from ..tools.context import ToolContext
 from ..tools.contract import ToolResponse
 from ..tools.grep import MAX_HEAD_LIMIT
 from ..tools.params import param
-from .base import ProfileTool, ask_questions, drop_none, not_supported, one_based_offsets, update_plan, with_notes
+from .base import ProfileTool, ask_questions, drop_none, not_supported, update_plan, with_notes
 from .vocabularies import CODEX
 
 #: list_dir shows this many entries a call unless ``limit`` says otherwise.
@@ -65,7 +65,7 @@ class ReadFile(CodexTool):
                                        "are shown as a slice"))  # fmt: skip
         response = await self.engine_call("view", {"file_path": params.file_path, "offset": offset - 1,
                                                    "limit": limit}, ctx)  # fmt: skip
-        return with_notes(one_based_offsets(response), notes)
+        return with_notes(response, notes)
 
 
 # --- list_dir, grep_files -----------------------------------------------------------------------

@@ -13,7 +13,7 @@ from ..tools.context import ToolContext
 from ..tools.contract import ToolResponse
 from ..tools.grep import MAX_CONTEXT_LINES, MAX_HEAD_LIMIT
 from ..tools.params import param
-from .base import ProfileTool, drop_none, not_supported, one_based_offsets, with_notes
+from .base import ProfileTool, drop_none, not_supported, with_notes
 from .vocabularies import GEMINI
 
 #: grep_search shows at most this many matches when ``total_max_matches`` is not given (the product's default).
@@ -66,7 +66,7 @@ Images come back as images, PDFs as text by page, notebooks cell by cell.
                                 metadata={"error": "invalid_params"})  # fmt: skip
         limit = params.end_line - start + 1 if params.end_line is not None else None
         values = drop_none({"file_path": params.file_path, "offset": start - 1, "limit": limit})
-        return one_based_offsets(await self.engine_call("view", values, ctx))
+        return await self.engine_call("view", values, ctx)
 
 
 @dataclass(frozen=True)

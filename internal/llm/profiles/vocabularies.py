@@ -11,7 +11,7 @@ CLAUDE = Vocabulary(
     tools={
         "view": "Read", "read_many": "Read", "write": "Write", "edit": "Edit", "multiedit": "Edit",
         "notebook_edit": "NotebookEdit", "glob": "Glob", "grep": "Grep", "bash": "Bash", "job_kill": "TaskStop",
-        "fetch": "WebFetch", "plan": "TodoWrite", "question": "AskUserQuestion",
+        "fetch": "WebFetch", "plan": "TodoWrite", "question": "AskUserQuestion", "job_output": "Read", "ls": "Glob",
     },
     params={
         ("grep", "include"): "glob", ("grep", "case_insensitive"): "-i", ("grep", "after"): "-A",
@@ -19,6 +19,8 @@ CLAUDE = Vocabulary(
         ("glob", "path"): "path",
     },
     one_based=frozenset({("view", "offset")}),
+    lacks=frozenset({("grep", "literal_text")}),
+    background="start it with run_in_background: true and read its output file with Read.",
 )  # fmt: skip
 
 CODEX = Vocabulary(
@@ -27,6 +29,7 @@ CODEX = Vocabulary(
         "patch": "apply_patch", "edit": "apply_patch", "multiedit": "apply_patch", "write": "apply_patch",
         "bash": "exec_command", "job_output": "write_stdin", "job_input": "write_stdin", "view": "read_file",
         "ls": "list_dir", "grep": "grep_files", "plan": "update_plan", "question": "request_user_input",
+        "job_kill": "write_stdin", "glob": "list_dir", "read_many": "read_file",
     },
     params={
         ("patch", "patch_text"): "input", ("job_output", "job_id"): "session_id", ("job_input", "job_id"): "session_id",
@@ -35,6 +38,8 @@ CODEX = Vocabulary(
     },
     one_based=frozenset({("view", "offset")}),
     edits_need_read=False,
+    lacks=frozenset({("grep", "literal_text"), ("edit", "replace_all")}),
+    background="run it with exec_command: it keeps running as a session that write_stdin reads.",
 )  # fmt: skip
 
 GEMINI = Vocabulary(
@@ -42,7 +47,8 @@ GEMINI = Vocabulary(
     tools={
         "view": "read_file", "write": "write_file", "edit": "replace", "multiedit": "replace", "glob": "glob",
         "grep": "grep_search", "ls": "list_directory", "read_many": "read_many_files", "bash": "run_shell_command",
-        "fetch": "web_fetch", "plan": "write_todos", "question": "ask_user",
+        "fetch": "web_fetch", "plan": "write_todos", "question": "ask_user", "job_output": "read_file",
+        "job_kill": "run_shell_command", "job_input": "run_shell_command",
     },
     params={
         ("view", "offset"): "start_line", ("edit", "replace_all"): "allow_multiple", ("grep", "path"): "dir_path",
@@ -52,4 +58,5 @@ GEMINI = Vocabulary(
     },
     one_based=frozenset({("view", "offset")}),
     edits_need_read=False,
+    background="start it with is_background: true and read its output file with read_file.",
 )  # fmt: skip
