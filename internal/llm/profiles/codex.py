@@ -115,6 +115,23 @@ def _max_tokens() -> Any:
     return param("At most this many tokens of output (estimated as bytes / 4)", DEFAULT_MAX_OUTPUT_TOKENS, minimum=1)
 
 
+def _sandbox_permissions() -> Any:
+    return param("require_escalated asks to run outside the sandbox (not honoured here)", "use_default")
+
+
+def _justification() -> Any:
+    return param("Why escalation is needed (with require_escalated)", None)
+
+
+def _prefix_rule() -> Any:
+    return param("A command prefix to allow from now on (with require_escalated)", None)
+
+
+def _timeout_ms() -> Any:
+    return param(f"Timeout in ms (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS})", None, minimum=1,
+                 maximum=MAX_TIMEOUT_MS)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class ExecCommandParams:
     cmd: str = param("The shell command to run", minLength=1)
@@ -124,11 +141,9 @@ class ExecCommandParams:
     tty: bool = param("Run on a pseudo-terminal (REPLs, prompts, programs that check isatty)", False)
     yield_time_ms: int = _yield()
     max_output_tokens: int = _max_tokens()
-    sandbox_permissions: Literal["use_default", "require_escalated"] = param(
-        "require_escalated asks to run outside the sandbox (not honoured here)", "use_default"
-    )
-    justification: str | None = param("Why escalation is needed (with require_escalated)", None)
-    prefix_rule: list[str] | None = param("A command prefix to allow from now on (with require_escalated)", None)
+    sandbox_permissions: Literal["use_default", "require_escalated"] = _sandbox_permissions()
+    justification: str | None = _justification()
+    prefix_rule: list[str] | None = _prefix_rule()
 
 
 class ExecCommand(CodexTool):
@@ -256,13 +271,10 @@ def _spilled(job: Job, start: int, end: int) -> str | None:
 class ShellParams:
     command: list[str] = param('The program and its arguments, e.g. ["bash", "-lc", "ls -a"]', minItems=1)
     workdir: str | None = param("The directory to run it in", None)
-    timeout_ms: int | None = param(f"Timeout in ms (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS})", None,
-                                   minimum=1, maximum=MAX_TIMEOUT_MS)  # fmt: skip
-    sandbox_permissions: Literal["use_default", "require_escalated"] = param(
-        "require_escalated asks to run outside the sandbox (not honoured here)", "use_default"
-    )
-    justification: str | None = param("Why escalation is needed (with require_escalated)", None)
-    prefix_rule: list[str] | None = param("A command prefix to allow from now on (with require_escalated)", None)
+    timeout_ms: int | None = _timeout_ms()
+    sandbox_permissions: Literal["use_default", "require_escalated"] = _sandbox_permissions()
+    justification: str | None = _justification()
+    prefix_rule: list[str] | None = _prefix_rule()
 
 
 class Shell(CodexTool):
@@ -287,13 +299,10 @@ class ShellCommandParams:
     command: str = param("The shell script to run", minLength=1)
     workdir: str | None = param("The directory to run it in", None)
     login: bool = param("Run as a login shell (the session's environment is used here)", True)
-    timeout_ms: int | None = param(f"Timeout in ms (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS})", None,
-                                   minimum=1, maximum=MAX_TIMEOUT_MS)  # fmt: skip
-    sandbox_permissions: Literal["use_default", "require_escalated"] = param(
-        "require_escalated asks to run outside the sandbox (not honoured here)", "use_default"
-    )
-    justification: str | None = param("Why escalation is needed (with require_escalated)", None)
-    prefix_rule: list[str] | None = param("A command prefix to allow from now on (with require_escalated)", None)
+    timeout_ms: int | None = _timeout_ms()
+    sandbox_permissions: Literal["use_default", "require_escalated"] = _sandbox_permissions()
+    justification: str | None = _justification()
+    prefix_rule: list[str] | None = _prefix_rule()
 
 
 class ShellCommand(CodexTool):
