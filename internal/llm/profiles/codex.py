@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ...shell.job import Job
-from ...truncate import cap_tokens, estimate_tokens
+from ...truncate import cap_tokens, estimate_tokens, strip_ansi
 from ...vocabulary import speaking
 from ..tools.command_call import start_background_job
 from ..tools.context import ToolContext
@@ -168,7 +168,7 @@ class ExecCommand(CodexTool):
         with speaking(self.vocabulary):
             job = await start_background_job(command, ctx, tool="bash", tty=params.tty, timeout_ms=None,
                                              description=None)  # fmt: skip
-        response = await _collect(job, params.yield_time_ms, params.max_output_tokens)
+        response = await _collect(job, params.yield_time_ms, params.max_output_tokens, 0)
         return with_notes(response, _escalation(params.sandbox_permissions))
 
 
@@ -200,13 +200,14 @@ class WriteStdin(CodexTool):
 
     async def run(self, params: WriteStdinParams, ctx: ToolContext) -> ToolResponse:
         job_id = f"j{params.session_id}"
+        with speaking(self.vocabulary):
+            job = ctx.jobs.get(job_id)
+        start = job.total_bytes - job.unread()  # this call's output starts here (job_input reads some)
         if params.chars:
             sent = await self.engine_call("job_input", {"job_id": job_id, "text": params.chars, "wait_ms": 0}, ctx)
             if sent.is_error:
                 return sent
-        with speaking(self.vocabulary):
-            job = ctx.jobs.get(job_id)
-        return await _collect(job, params.yield_time_ms, params.max_output_tokens)
+        return await _collect(job, params.yield_time_ms, params.max_output_tokens, start)
 
 
 def session_number(job_id: str) -> int:
@@ -214,27 +215,25 @@ def session_number(job_id: str) -> int:
     return int(job_id.lstrip("j"))
 
 
-async def _collect(job: Job, yield_ms: int, max_tokens: int) -> ToolResponse:
-    """The job's output until it ends or ``yield_ms`` passes, in Codex's result shape. The
-    estimate and the cut are made on the whole output of this call (the spill file has what the
-    in-memory ring let go)."""
+async def _collect(job: Job, yield_ms: int, max_tokens: int, start: int) -> ToolResponse:
+    """The job's output from byte ``start`` until it ends or ``yield_ms`` passes, in Codex's result
+    shape. The estimate and the cut are made on the whole output of this call: read back from the
+    job's spill file, which holds every byte (what the in-memory ring let go, and what sending the
+    input read), else what the reads returned."""
     deadline = time.monotonic() + yield_ms / 1000
-    start = job.total_bytes - job.unread()
     while job.running:
         left = deadline - time.monotonic()
         if left <= 0:
             break
         await job.wait_output(job.version, left, QUIET_S)
-    texts, skipped = [], 0
-    while True:  # one read may not drain the ring when output keeps arriving; read what is there now
-        delta = job.read_delta()
-        texts.append(delta.text)
-        skipped += delta.skipped
+    texts = []
+    while True:  # mark this call's output read; one read may not drain the ring while output arrives
+        texts.append(job.read_delta().text)
         if not job.unread():
             break
-    output = "".join(texts)
-    if skipped:
-        output = _spilled(job, start - skipped, job.total_bytes) or output
+    output = _spilled(job, start, job.total_bytes)
+    if output is None:
+        output = "".join(texts)
     bounded = cap_tokens(output, max_tokens)
     if job.running:
         status = f"Process running with session ID {session_number(job.id)}"
@@ -255,13 +254,18 @@ async def _collect(job: Job, yield_ms: int, max_tokens: int) -> ToolResponse:
 
 
 def _spilled(job: Job, start: int, end: int) -> str | None:
-    """Bytes ``start``..``end`` of the job's output, from its spill file (None when unreadable)."""
+    """Bytes ``start``..``end`` of the job's output from its spill file, as a read shows them (a
+    terminal's escapes removed); None when the file lacks them (unreadable, or past its cap)."""
     try:
         with open(job.spill_path, "rb") as handle:
-            handle.seek(max(0, start))
-            return handle.read(end - max(0, start)).decode("utf-8", "replace")
+            handle.seek(start)
+            data = handle.read(end - start)
     except OSError:
         return None
+    if len(data) != end - start:
+        return None
+    text = data.decode("utf-8", "replace")
+    return strip_ansi(text.replace("\r\n", "\n")) if job.tty else text
 
 
 # --- shell and shell_command ---------------------------------------------------------------------
