@@ -6,6 +6,7 @@
     toolsmith help TOOL | toolsmith TOOL --help | toolsmith --schema TOOL   # one tool's parameters
     toolsmith --session ID --checkpoint | --changes CHECKPOINT | --rewind CHECKPOINT [--force]
     toolsmith [--cwd DIR] --session ID --end
+    toolsmith --tool NAME=PATH ... | --tool NAME= ...   # add/replace or remove a tool for this invocation
 
 (``python -m agent_toolsmith`` and, from the repository root, ``python -m cmd.tools`` are the same.)
 Exit codes: 0 the tool succeeded, 1 the tool returned an error, 2 usage or invalid parameters.
@@ -132,9 +133,17 @@ def _main(args: Arguments, stdin: TextIO, stdout: TextIO) -> int:
             overrides["lsp_enabled"] = False
         if args.audit_log:
             overrides["audit_log"] = Path(args.audit_log).absolute()
+        if args.tool_flags:
+            overrides["tool_programs"] = _tool_programs(args.tool_flags)
         config = Config.load(cwd, file=args.config, **overrides)
         if args.list or args.schema:
             return _describe_tools(args, cwd, config, stdout)
+        if args.tool_flags and args.session:
+            return _usage(
+                "--tool sets the tools of one invocation, and a --session's calls run in its host, which keeps the "
+                "tools it started with: run the call without --session, or give the tool in your own config "
+                "(docs/custom-tools.md)"
+            )
         session_commands = [f"--{name}" for name in ("checkpoint", "changes", "rewind") if getattr(args, name)]
         if session_commands and not args.session:
             return _usage(f"{session_commands[0]} needs --session ID (checkpoints belong to a session)")
@@ -158,6 +167,12 @@ def _main(args: Arguments, stdin: TextIO, stdout: TextIO) -> int:
             if args.batch == "-":
                 stdin.seek(0)
     return _in_process(args, cwd, config, stdin, stdout)
+
+
+def _tool_programs(flags: list[tuple[str, str]]) -> dict[str, Path | None]:
+    """``--tool NAME=PATH`` / ``NAME=`` flags as Config.tool_programs (the last flag for a name wins;
+    a relative PATH is taken from the current directory, as the shell would)."""
+    return {name: Path(os.path.expanduser(program)).absolute() if program else None for name, program in flags}
 
 
 async def _via_host(args: Arguments, cwd: Path, config: Any, stdin: TextIO, stdout: TextIO) -> int | None:

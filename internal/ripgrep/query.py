@@ -92,8 +92,3 @@ class SearchResult:
 def fs_path(raw: bytes) -> str:
     """Bytes from rg → a str path that os functions accept (undecodable bytes kept as surrogates)."""
     return raw.decode("utf-8", "surrogateescape")
-
-
-def display(path: str) -> str:
-    """A path for the model: undecodable bytes shown as U+FFFD instead of crashing."""
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

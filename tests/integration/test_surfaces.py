@@ -117,7 +117,7 @@ SCENARIOS = [
         Call("ls", {}, lacks=("\n  Line 7: password",)),
     ], _forged, stateful=False),
     Scenario("a pathological file is an answer, and the next call works", [
-        Call("outline", {"file_path": "n.py"}, codes=("parse_failed", "too_large", "too_deep")),
+        Call("outline", {"path": "n.py"}, codes=("parse_failed", "too_large", "too_deep")),
         Call("symbol_edit", {"file_path": "n.py", "symbol": "C3", "action": "delete"},
              codes=("not_read", "parse_failed", "too_large", "too_deep")),
         Call("view", {"file_path": "a.py"}, contains=("x = 1",)),

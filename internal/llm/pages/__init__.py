@@ -15,6 +15,7 @@ from ...cancel import in_thread
 from ...documents import is_notebook, is_pdf
 from ...errors import InvalidParams, IsDirectory, OffsetOutOfRange
 from ...fsutil.paths import open_regular_file, read_error
+from ...fsutil.printable import printable
 from ...vocabulary import line_number, param_name, tool_name
 from ..tools.context import PathServices
 from ..tools.contract import ToolResponse
@@ -34,9 +35,13 @@ async def show_file(
     approved = await ctx.require_read_permission(tool, path)
     if path.is_dir():
         listing = tool_name("ls")
-        raise IsDirectory(f"Path is a directory, not a file: {path}. Use the {listing} tool to list a directory.")
+        raise IsDirectory(
+            f"Path is a directory, not a file: {printable(str(path))}. Use the {listing} tool to list a directory."
+        )
     if pages is not None and not is_pdf(path):
-        raise InvalidParams(f"pages applies to PDF files only; {path} is not a .pdf. Use {_offset()} and limit.")
+        raise InvalidParams(
+            f"pages applies to PDF files only; {printable(str(path))} is not a .pdf. Use {_offset()} and limit."
+        )
     allowed = ctx.read_guard(approved)
     if is_notebook(path):
         response = await view_notebook(path, offset, limit, ctx, allowed)
@@ -63,7 +68,7 @@ async def show_file(
         ctx.files.record_read(path, page.data, st)
         size = len(page.data or b"")
         return ToolResponse(
-            f"Image file {path} ({page.image.media_type}, {size} bytes) attached.",
+            f"Image file {printable(str(path))} ({page.image.media_type}, {size} bytes) attached.",
             metadata={"file_path": str(path), "media_type": page.image.media_type, "size": size, "image": True},
             images=[page.image],
         )

@@ -11,6 +11,7 @@ from ...cancel import in_thread
 from ...documents import MAX_PAGES_PER_VIEW
 from ...errors import ToolError
 from ...fsutil.paths import open_regular_file
+from ...fsutil.printable import printable
 from ...truncate import cut_utf8
 from ..tools.context import PathServices
 from ..tools.contract import ImageAttachment, ToolResponse
@@ -24,8 +25,8 @@ def _read_document(path: Path, check: Check, allowed: Callable[[Path], bool]) ->
     fd, st = open_regular_file(path, allowed=allowed)
     try:
         if st.st_size > MAX_DOCUMENT_BYTES:
-            raise ToolError(f"{path} is {st.st_size} bytes, more than the {MAX_DOCUMENT_BYTES} byte limit for "
-                            "notebooks and PDFs.", {"error": "file_too_large"})  # fmt: skip
+            raise ToolError(f"{printable(str(path))} is {st.st_size} bytes, more than the {MAX_DOCUMENT_BYTES} "
+                            "byte limit for notebooks and PDFs.", {"error": "file_too_large"})  # fmt: skip
         return read_all(fd, st.st_size), st
     finally:
         os.close(fd)
@@ -62,7 +63,7 @@ async def view_notebook(
                         {"error": "offset_out_of_range"})  # fmt: skip
     ctx.files.record_read(path, data, st)
     end = offset + rendered.shown
-    content = f'<notebook path="{path}" {describe(notebook)}>\n'
+    content = f'<notebook path="{printable(str(path))}" {describe(notebook)}>\n'
     content += (rendered.text or "(The notebook has no cells.)") + "\n</notebook>"
     if end < total:
         content += f"\n\n(Showing cells {offset}-{end - 1} of {total} (0-based). Use offset={end} to continue.)"
@@ -102,7 +103,7 @@ async def view_pdf(
         used += size
     left = [n for n, _, _ in result.pages if n not in set(shown)] + result.remaining
     title = ' title="{}"'.format(result.title.replace('"', "'")) if result.title else ""
-    content = f'<pdf path="{path}" pages={result.count}{title}>\n' + "\n\n".join(blocks) + "\n</pdf>"
+    content = f'<pdf path="{printable(str(path))}" pages={result.count}{title}>\n' + "\n\n".join(blocks) + "\n</pdf>"
     content += _pdf_footer(shown, left, result.count)
     metadata: dict[str, Any] = {
         "file_path": str(path), "pdf": True, "total_pages": result.count, "pages_shown": shown,

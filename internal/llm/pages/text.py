@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import ToolError
+from ...fsutil.printable import printable
 from ...fsutil.textio import BINARY_SNIFF_BYTES, decode_bytes, detect_bom, looks_binary
 from ...truncate import cut_utf8
 from ..tools.context import PathServices
@@ -100,7 +101,9 @@ def read_page(
     bom, encoding = detect_bom(head)
     if encoding is None:
         if looks_binary(head[:BINARY_SNIFF_BYTES]):
-            raise ToolError(f"File appears to be binary: {path}. Use the appropriate tool for this file type.")
+            raise ToolError(
+                f"File appears to be binary: {printable(str(path))}. Use the appropriate tool for this file type."
+            )
         encoding = _sample_encoding(head)
     if "\n".encode(encoding) != b"\n" or (b"\r" in head and b"\n" not in head):
         return _stream_page(fd, st.st_size, len(bom), encoding, offset, limit, check)
@@ -185,7 +188,7 @@ def read_image(fd: int, st: os.stat_result, path: Path, media_type: str) -> Page
 
     size = st.st_size
     if size > MAX_IMAGE_BYTES:
-        raise ToolError(f"Image {path} is {size} bytes, more than the {MAX_IMAGE_BYTES} byte limit for attachments.",
-                        {"error": "file_too_large"})  # fmt: skip
+        raise ToolError(f"Image {printable(str(path))} is {size} bytes, more than the {MAX_IMAGE_BYTES} byte limit "
+                        "for attachments.", {"error": "file_too_large"})  # fmt: skip
     data = read_all(fd, size)
     return Page([], 0, True, "", data, ImageAttachment(media_type, base64.b64encode(data).decode("ascii")))

@@ -128,6 +128,7 @@ class FileServices(PathServices, Protocol):
 
     def writable_roots(self) -> list[Path]: ...
     def check_writable(self, path: Path, *, follow: bool = True) -> Path: ...
+    def check_writable_together(self, paths: Sequence[Path]) -> None: ...
     async def diagnostics_after_change(self, paths: list[Path]) -> str: ...
 
 
@@ -301,6 +302,12 @@ class ToolContext:
             confine=self.config.confine_writes,
             follow=follow,
         )
+
+    def check_writable_together(self, paths: Sequence[Path]) -> None:
+        """What :meth:`check_writable` cannot see path by path: several files written by one change
+        (a patch) that together would make a git directory (see fsutil.paths.check_no_new_git_dir)."""
+        roots = fspaths.writable_roots(self.workspace, self.config.allowed_dirs)
+        fspaths.check_no_new_git_dir([fspaths.real_path(p) for p in paths], roots)
 
     def readable_roots(self) -> list[Path]:
         """Where read-only tools read without asking: the workspace, the allowed dirs, the state

@@ -11,6 +11,7 @@ from typing import Any
 from ...cancel import in_thread
 from ...errors import ToolError
 from ...fsutil.paths import not_found_error, open_regular_file, os_error_message
+from ...fsutil.printable import printable
 from ...fsutil.textio import BinaryFileError, UndecodableFileError, decode_bytes
 from ...ripgrep import FileQuery, find_rg, list_files
 from ...syntax import MAX_PARSE_BYTES, language_for, parse
@@ -116,8 +117,8 @@ def file_symbols(
     language = language_for(path)
     if language is None or language not in SYMBOL_KINDS:
         raise ToolError(
-            f"outline does not know the language of {path.name} (it reads {OUTLINED_LANGUAGES} by extension). "
-            "Use view or grep instead.",
+            f"outline does not know the language of {printable(path.name)} (it reads {OUTLINED_LANGUAGES} by "
+            "extension). Use view or grep instead.",
             {"error": "unsupported_language"},
         )
     text = _read_source(path, allowed)
@@ -128,8 +129,8 @@ def file_symbols(
     parsed = parse(text, str(path))
     if parsed is None:
         raise ToolError(
-            f"{path} is too large to outline (over {MAX_PARSE_BYTES // (1024 * 1024)} MiB) or took too long to "
-            "parse. Use grep to find definitions instead.",
+            f"{printable(str(path))} is too large to outline (over {MAX_PARSE_BYTES // (1024 * 1024)} MiB) or took "
+            "too long to parse. Use grep to find definitions instead.",
             {"error": "too_large"},
         )
     return outline(parsed), language
@@ -145,7 +146,7 @@ def _read_source(path: Path, allowed: Callable[[Path], bool] | None = None) -> s
     try:
         if st.st_size > MAX_PARSE_BYTES:
             raise ToolError(
-                f"{path} is too large to outline ({st.st_size} bytes; the limit is {MAX_PARSE_BYTES}). "
+                f"{printable(str(path))} is too large to outline ({st.st_size} bytes; the limit is {MAX_PARSE_BYTES}). "
                 "Use grep to find definitions instead.",
                 {"error": "too_large"},
             )
@@ -156,7 +157,7 @@ def _read_source(path: Path, allowed: Callable[[Path], bool] | None = None) -> s
     try:
         return decode_bytes(data, path=str(path)).text
     except (BinaryFileError, UndecodableFileError) as exc:
-        raise ToolError(f"{path} is not a text file; there is nothing to outline.") from exc
+        raise ToolError(f"{printable(str(path))} is not a text file; there is nothing to outline.") from exc
 
 
 def _file_response(path: Path, display: str, symbols: list[Symbol], language: str) -> ToolResponse:
@@ -212,7 +213,7 @@ def _symbol_meta(symbol: Symbol) -> dict[str, Any]:
 
 
 def _map_line(path: Path, root: Path, probes: list[int]) -> str:
-    shown = os.path.relpath(path, root)
+    shown = printable(os.path.relpath(path, root))
     try:
         symbols, _ = file_symbols(path, probes=probes)
     except ToolError as exc:

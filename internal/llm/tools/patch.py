@@ -79,6 +79,9 @@ class PatchTool(Tool):
         ops = _parse(params.patch_text, ctx)
         targets = [_target(op, ctx) for op in ops]
         _check_distinct(targets)
+        # Each path alone is checked as the pipeline plans it; together, they must not assemble a
+        # git directory from files no one of which would be refused (fsutil/paths.py).
+        ctx.check_writable_together([p for t in targets for p in (t.path, t.move_to) if p is not None])
 
         def report(applied: Applied) -> tuple[str, dict[str, Any]]:
             files_meta = [planned.meta for planned in applied.planned]

@@ -9,8 +9,9 @@ from typing import Any
 
 from ...errors import Denied, ToolCancelled, ToolError
 from ...fsutil.paths import real_path, within_any
+from ...fsutil.printable import printable
 from ...permission import Decision, PermissionRequest, PermissionService
-from ...ripgrep import AUTO_IGNORED, FileQuery, display, find_rg, list_files
+from ...ripgrep import AUTO_IGNORED, FileQuery, find_rg, list_files
 from ...ripgrep.fallback import glob_to_regex
 from ...vocabulary import tool_name
 from ..pages import DEFAULT_LIMIT, IMAGE_TYPES, show_file
@@ -169,7 +170,7 @@ class ReadManyTool(Tool):
             plan.skipped.append((entry, "no files match (globs leave out .gitignored files and noise such as build/)"))
         for path in found:
             if path.suffix.lower() in NAMED_ONLY_SUFFIXES:
-                plan.skipped.append((display(str(path)), "an image or PDF: name it explicitly to read it"))
+                plan.skipped.append((printable(str(path)), "an image or PDF: name it explicitly to read it"))
             else:
                 plan.add(path)
 
@@ -218,9 +219,9 @@ async def _read_one(
     except ToolCancelled:
         raise
     except ToolError as exc:
-        plan.skipped.append((display(str(path)), exc.message.split("\n", 1)[0]))
+        plan.skipped.append((printable(str(path)), exc.message.split("\n", 1)[0]))
         return None
-    return f"==> {display(str(path))} ({_describe(response)}) <==\n{response.content}", response
+    return f"==> {printable(str(path))} ({_describe(response)}) <==\n{response.content}", response
 
 
 def _describe(response: ToolResponse) -> str:
@@ -253,11 +254,11 @@ def _notes(skipped: list[tuple[str, str]], not_shown: list[Path], left_over: lis
     if skipped:
         out.append("Skipped:\n" + _bulleted([f"{what}: {why}" for what, why in skipped]))
     if not_shown:
-        names = _bulleted([display(str(p)) for p in not_shown])
+        names = _bulleted([printable(str(p)) for p in not_shown])
         again = f"read them with {tool_name('view')}, or call {tool_name('read_many')} again"
         out.append(f"Left out, the output cap was reached ({again}):\n{names}")
     if left_over:
-        first = display(str(left_over[0]))
+        first = printable(str(left_over[0]))
         out.append(
             f"{len(left_over)} more files matched past the {MAX_FILES}-file limit (first: {first}); "
             "narrow the globs or call again with the rest."
