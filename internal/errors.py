@@ -128,6 +128,19 @@ class ModifiedWhileSaving(ToolError):
         )
 
 
+class OpenForWriting(ToolError):
+    """Another program kept the target open for writing: replacing it would lose its writes."""
+
+    code = "open_for_writing"
+
+    def __init__(self, path: str, waited_s: float) -> None:
+        super().__init__(
+            f"File {path} is open for writing in another program (still after {waited_s:g} s); nothing was written, "
+            "so that program's writes are not lost. Try again when it has closed the file.",
+            {"file_path": path},
+        )
+
+
 class ReadOnlyFile(ToolError):
     """The file's mode makes it read-only."""
 
@@ -242,6 +255,24 @@ class TimedOut(ToolError):
     def __init__(self, message: str, seconds: float, metadata: dict[str, Any] | None = None) -> None:
         super().__init__(message, {"timeout_s": seconds, **(metadata or {})})
         self.seconds = seconds
+
+
+class ToolNotOffered(ToolError):
+    """The tool exists but the session's policy does not offer it (a read-only session)."""
+
+    code = "tool_not_offered"
+
+
+class MissingDependency(ToolError):
+    """A package the call needs is not installed in this Python."""
+
+    code = "missing_dependency"
+
+
+class InternalError(ToolError):
+    """A bug: an exception no mechanism turned into an outcome (logged with its traceback)."""
+
+    code = "internal_error"
 
 
 class LspUnavailable(ToolError):

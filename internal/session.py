@@ -23,13 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 from .cancel import CancelToken
 from .config import Config
+from .errors import ToolCancelled, ToolNotOffered
 from .event_loop import off_loop
 from .file_tracker import FileTracker
 from .fsutil.locks import PathLocks
 from .llm.tools.context import ToolContext, WebPrompt
 from .llm.tools.contract import DiagnosticsSource, Progress, ToolInfo, ToolResponse
 from .llm.tools.registry import ToolRegistry
-from .llm.tools.runner import run_tool
+from .llm.tools.runner import error_response, run_tool
 from .logs import logger
 from .permission import Asker, PermissionService, ToolPolicy, UserAsker, allow_all, refusing_writes
 from .state import PRIVATE_FILE_MODE, check_session_id, read_state_file
@@ -175,7 +176,8 @@ class Session:
             await self._call_starts()  # inside the try: a cancel while it waits still ends the call
             response = await self._run(tool, params, cancel, progress, lsp)
         except BaseException:
-            self._audit(audit, started, tool, params, ToolResponse("", is_error=True, metadata={"aborted": True}))
+            aborted = error_response(ToolCancelled("Tool call was aborted"), aborted=True)
+            self._audit(audit, started, tool, params, aborted)
             raise
         finally:
             self._call_ends()
@@ -326,11 +328,7 @@ class Session:
         if why is None:
             return None
         offered = ", ".join(info.name for info in self.tools()) or "none"
-        return ToolResponse(
-            f"The {name} tool is not available: {why}. Available tools: {offered}.",
-            is_error=True,
-            metadata={"error": "tool_not_offered"},
-        )
+        return error_response(ToolNotOffered(f"The {name} tool is not available: {why}. Available tools: {offered}."))
 
     def available_skills_xml(self) -> str:
         """The ``<available_skills>`` block for the system prompt (see internal/skills.py)."""

@@ -31,11 +31,17 @@ READ_LIMIT = 64 * 1024
 def check_argument(text: str, what: str) -> str:
     """``text`` if a process argument can carry it: no NUL, no unpaired surrogate."""
     if "\0" in text:
-        raise ToolError(f"The {what} contains a NUL character, which a program argument cannot hold.")
+        raise ToolError(
+            f"The {what} contains a NUL character, which a program argument cannot hold.",
+            code="invalid_command",
+        )
     try:
         os.fsencode(text)
     except UnicodeEncodeError:
-        raise ToolError(f"The {what} contains an unpaired surrogate character, which cannot be encoded.") from None
+        raise ToolError(
+            f"The {what} contains an unpaired surrogate character, which cannot be encoded.",
+            code="invalid_command",
+        ) from None
     return text
 
 
@@ -118,8 +124,10 @@ async def spawn(
     """Start ``argv`` in its own session and tree, stdin ``/dev/null``, stdout (and stderr,
     separately or merged into stdout) on our own pipes; ``pass_fds`` stay open in it under the
     same numbers. If this is cancelled half way, the start is let finish (it is short) and what
-    it started is killed before the cancellation goes on."""
-    tree = ProcessTree(owner)
+    it started is killed before the cancellation goes on. The tree is contained (its own cgroup
+    where possible, the limit mark): whatever the command starts is found however it detaches
+    (tree.py)."""
+    tree = ProcessTree(owner, contain=True)
     starting = asyncio.ensure_future(
         _start(argv, tree, cwd=cwd, env=env, merge_stderr=merge_stderr, pass_fds=pass_fds)
     )
@@ -160,6 +168,7 @@ async def _start(
                 env=tree.environment(env),
                 start_new_session=True,
                 pass_fds=pass_fds,
+                preexec_fn=tree.child_setup(),
             )
         finally:
             for fd in (out_write, err_write):

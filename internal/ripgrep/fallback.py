@@ -209,7 +209,7 @@ def search(query: SearchQuery, *, limit: int, cancel: CancelToken) -> SearchResu
         raise ToolError(
             "The type filter needs ripgrep, which is not available here; use include with a glob "
             '(e.g. "*.py") instead.',
-            {"error": "type_needs_rg"},
+            code="type_needs_rg",
         )
     flags = (re.IGNORECASE if query.case_insensitive else 0) | (re.MULTILINE | re.DOTALL if query.multiline else 0)
     try:
@@ -218,7 +218,7 @@ def search(query: SearchQuery, *, limit: int, cancel: CancelToken) -> SearchResu
         raise ToolError(
             f"Invalid regular expression {quote_input(query.pattern)!r}: {exc.msg}. Escape special characters"
             f"{set_flag('grep', 'literal_text', ' to search for the text as written')}.",
-            {"error": "invalid_regex"},
+            code="invalid_regex",
         ) from exc
     globs = (query.include,) if query.include else ()
     files = [str(query.root)] if query.root.is_file() else _walk(FileQuery(query.root, globs), cancel)

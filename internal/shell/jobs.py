@@ -54,7 +54,7 @@ class JobTable:
                 raise ToolError(
                     f"This session already runs {len(running)} background jobs, the limit ([bash] max_jobs = "
                     f"{max_jobs}). Stop one with {tool_name('job_kill')} first:\n{listing}",
-                    {"error": "too_many_jobs"},
+                    code="too_many_jobs",
                 )
             self._counter += 1
             job = Job(f"j{self._counter}", command, tty, spill_path(), timeout_s)
@@ -65,7 +65,10 @@ class JobTable:
         except OSError as exc:
             with self._lock:
                 self._jobs.pop(job.id, None)
-            raise ToolError(f"The background job could not be started: {exc.strerror or exc}.") from exc
+            raise ToolError(
+                f"The background job could not be started: {exc.strerror or exc}.",
+                code="job_not_started",
+            ) from exc
         return job
 
     def _forget_old(self) -> None:
@@ -82,7 +85,7 @@ class JobTable:
 
             listing = "\n".join(summary(j) for j in known) or "(none)"
             raise ToolError(
-                f"No background job {job_id!r} in this session. Its jobs:\n{listing}", {"error": "unknown_job"}
+                f"No background job {job_id!r} in this session. Its jobs:\n{listing}", code="unknown_job"
             )
         return job
 

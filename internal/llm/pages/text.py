@@ -102,8 +102,8 @@ def read_page(
     if encoding is None:
         if looks_binary(head[:BINARY_SNIFF_BYTES]):
             raise ToolError(
-                f"File appears to be binary: {printable(str(path))}. Use the appropriate tool for this file type."
-            )
+                f"File appears to be binary: {printable(str(path))}. Use the appropriate tool for this file type.",
+                code="binary_file")
         encoding = _sample_encoding(head)
     if "\n".encode(encoding) != b"\n" or (b"\r" in head and b"\n" not in head):
         return _stream_page(fd, st.st_size, len(bom), encoding, offset, limit, check)
@@ -189,6 +189,6 @@ def read_image(fd: int, st: os.stat_result, path: Path, media_type: str) -> Page
     size = st.st_size
     if size > MAX_IMAGE_BYTES:
         raise ToolError(f"Image {printable(str(path))} is {size} bytes, more than the {MAX_IMAGE_BYTES} byte limit "
-                        "for attachments.", {"error": "file_too_large"})  # fmt: skip
+                        "for attachments.", code="file_too_large")  # fmt: skip
     data = read_all(fd, size)
     return Page([], 0, True, "", data, ImageAttachment(media_type, base64.b64encode(data).decode("ascii")))

@@ -114,8 +114,7 @@ async def authorize_command(
     if reason and wrap is None:
         raise ToolError(
             f"Command refused: {reason}. Network access, privilege escalation, system package "
-            "managers and global installs are not available to this tool."
-        )
+            "managers and global installs are not available to this tool.", code="command_refused")
     if always_ask or reason or not policy.is_safe(command):
         shown = description or command
         if reason:  # in the sandbox the list only informs whoever answers the prompt
@@ -188,11 +187,12 @@ def _check_command(command: str) -> None:
     if size > MAX_COMMAND_BYTES:
         raise ToolError(
             f"The command is {size} bytes, over the {MAX_COMMAND_BYTES}-byte limit for one command line. "
-            f"Write it to a script file with the {tool_name('write')} tool and run the script."
+            f"Write it to a script file with the {tool_name('write')} tool and run the script.",
+            code="command_too_large",
         )
     interactive = policy.interactive_reason(command)
     if interactive:
-        raise ToolError(f"Command refused: {interactive}")
+        raise ToolError(f"Command refused: {interactive}", code="command_refused")
 
 
 def _sandbox(ctx: ProcessServices) -> Callable[[list[str], str], list[str]]:
@@ -201,12 +201,15 @@ def _sandbox(ctx: ProcessServices) -> Callable[[list[str], str], list[str]]:
     if bwrap is None:
         raise ToolError(
             "The bash sandbox is on ([bash] sandbox = true) but bubblewrap (bwrap) is not installed: nothing "
-            "was run. Install it (Debian/Ubuntu: apt-get install bubblewrap) or turn the sandbox off."
-        )
+            "was run. Install it (Debian/Ubuntu: apt-get install bubblewrap) or turn the sandbox off.",
+            code="sandbox_unavailable")
     if ctx.shell.sandbox_problem is None:
         ctx.shell.sandbox_problem = sandbox.probe(bwrap) or ""
     if ctx.shell.sandbox_problem:
-        raise ToolError(f"The bash sandbox is on but {ctx.shell.sandbox_problem}: nothing was run.")
+        raise ToolError(
+            f"The bash sandbox is on but {ctx.shell.sandbox_problem}: nothing was run.",
+            code="sandbox_unavailable",
+        )
     writable = [from_workspace(ctx.workspace, d) for d in ctx.config.allowed_dirs]
     # Every state directory this process may use: the session's (made now if need be: one that
     # appeared later inside the workspace would be the command's to fill), the temporary one

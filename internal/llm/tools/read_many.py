@@ -103,7 +103,7 @@ class ReadManyTool(Tool):
         if len(params.paths) > MAX_PATHS:
             raise ToolError(
                 f"Too many paths ({len(params.paths)}): at most {MAX_PATHS} per call. Use globs, or several calls.",
-                {"error": "too_many_paths"},
+                code="too_many_paths",
             )
         plan = _Plan()
         for entry in params.paths:
@@ -141,7 +141,7 @@ class ReadManyTool(Tool):
         notes = _notes(plan.skipped, not_shown, left_over)
         if not shown:
             message = "No file was read." + ("\n\n" + notes if notes else "")
-            raise ToolError(message, {**metadata, "error": "nothing_read"})
+            raise ToolError(message, metadata, code="nothing_read")
         summary = f"Read {len(shown)} {'file' if len(shown) == 1 else 'files'}"
         extras = [f"{len(plan.skipped)} skipped"] if plan.skipped else []
         extras += [f"{len(not_shown) + len(left_over)} left out for space"] if not_shown or left_over else []
