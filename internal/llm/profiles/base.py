@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ...errors import OffsetOutOfRange
 from ...permission import Question
 from ...vocabulary import Vocabulary, speaking
 from ..tools.context import ToolContext
@@ -102,10 +103,7 @@ async def fetch_for_prompt(
         answer = await ctx.web_prompt(prompt, url, page)
         return ToolResponse(answer, metadata={**fetched.metadata, "prompt_applied": True})
     if offset > len(page):
-        return ToolResponse(
-            f"{offset_param}={offset} is past the end of the page text ({len(page)} characters).",
-            is_error=True, metadata={"error": "offset_out_of_range"},
-        )  # fmt: skip
+        raise OffsetOutOfRange(f"{offset_param}={offset} is past the end of the page text ({len(page)} characters).")
     shown = page[offset : offset + WEB_PAGE_CHARS]
     header = (
         f"Prompt: {prompt}\n(No model runs inside this tool here: below is the page itself from {url}. "

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from ...errors import InvalidParams
 from ...vocabulary import speaking
 from ..tools.command_call import start_background_job
 from ..tools.context import ToolContext
@@ -187,10 +188,10 @@ variables carry over between calls).
         if params.run_in_background:
             return with_notes(await self._background(params, ctx), notes)
         if params.timeout is not None and params.timeout > MAX_FOREGROUND_MS:
-            return ToolResponse(
+            raise InvalidParams(
                 f"timeout is at most {MAX_FOREGROUND_MS} ms for a foreground command; set run_in_background for "
-                "a longer one.", is_error=True, metadata={"error": "invalid_params"},
-            )  # fmt: skip
+                "a longer one."
+            )
         values = drop_none({"command": params.command, "timeout": params.timeout, "description": params.description})
         return with_notes(await self.engine_call("bash", values, ctx), notes)
 
@@ -222,8 +223,7 @@ class TaskStop(ClaudeTool):
     async def run(self, params: TaskStopParams, ctx: ToolContext) -> ToolResponse:
         task = params.task_id or params.shell_id
         if task is None:
-            return ToolResponse("Give task_id: the id Bash named when it started the task.", is_error=True,
-                                metadata={"error": "invalid_params"})  # fmt: skip
+            raise InvalidParams("Give task_id: the id Bash named when it started the task.")
         return await self.engine_call("job_kill", {"job_id": task}, ctx)
 
 

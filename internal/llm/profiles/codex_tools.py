@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ...errors import OffsetOutOfRange
 from ...permission import Choice, Question
 from ..tools.context import ToolContext
 from ..tools.contract import ToolResponse
@@ -95,8 +96,7 @@ class ListDir(CodexTool):
         lines = listed.content.split("\n")
         entries = [i for i, line in enumerate(lines) if line.lstrip().startswith("- ")][1:]  # [0] is the root
         if params.offset > 1 and params.offset > len(entries):
-            return ToolResponse(f"offset {params.offset} is past the last entry ({len(entries)}).", is_error=True,
-                                metadata={"error": "offset_out_of_range"})  # fmt: skip
+            raise OffsetOutOfRange(f"offset {params.offset} is past the last entry ({len(entries)}).")
         shown = set(entries[params.offset - 1 : params.offset - 1 + params.limit])
         kept = [line for i, line in enumerate(lines) if i not in entries or i in shown]
         end = params.offset - 1 + len(shown)

@@ -12,6 +12,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Literal
 
+from ...errors import InvalidParams
 from ...permission import Choice, Question
 from ...vocabulary import speaking
 from ..tools.command_call import start_background_job
@@ -117,8 +118,8 @@ prompt restated: answer it from them.
     async def run(self, params: WebFetchParams, ctx: ToolContext) -> ToolResponse:
         urls = list(dict.fromkeys(u.rstrip(".,;:") for u in _URL.findall(params.prompt)))
         if not urls:
-            return ToolResponse("The prompt names no URL: include each page's full URL, starting with http:// or "
-                                "https://.", is_error=True, metadata={"error": "invalid_params"})  # fmt: skip
+            raise InvalidParams("The prompt names no URL: include each page's full URL, starting with http:// or "
+                                "https://.")  # fmt: skip
         notes = [f"(Only the first {MAX_FETCH_URLS} URLs were fetched.)"] if len(urls) > MAX_FETCH_URLS else []
         pages: list[tuple[str, str]] = []
         for url in urls[:MAX_FETCH_URLS]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ...errors import InvalidParams
 from ..tools.context import ToolContext
 from ..tools.contract import ToolResponse
 from ..tools.grep import MAX_CONTEXT_LINES, MAX_HEAD_LIMIT
@@ -62,8 +63,7 @@ Images come back as images, PDFs as text by page, notebooks cell by cell.
     async def run(self, params: ReadFileParams, ctx: ToolContext) -> ToolResponse:
         start = params.start_line or 1
         if params.end_line is not None and params.end_line < start:
-            return ToolResponse(f"end_line ({params.end_line}) is before start_line ({start}).", is_error=True,
-                                metadata={"error": "invalid_params"})  # fmt: skip
+            raise InvalidParams(f"end_line ({params.end_line}) is before start_line ({start}).")
         limit = params.end_line - start + 1 if params.end_line is not None else None
         values = drop_none({"file_path": params.file_path, "offset": start - 1, "limit": limit})
         return await self.engine_call("view", values, ctx)
