@@ -24,6 +24,7 @@ from agent_toolsmith.session import Session
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from tests.helpers import user_config
 from tests.integration.test_lsp import MARKER_SERVER
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -220,9 +221,8 @@ def _rpc(process: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
 def test_stdin_closing_stops_running_commands_and_language_servers(workspace: Path, tmp_path: Path) -> None:
     """The host goes away mid-call (no cancellation sent): nothing the server started survives."""
     token = f"orphan-{uuid.uuid4().hex}"
-    (workspace / ".toolsmith").mkdir()
     command = [sys.executable, str(MARKER_SERVER), token]
-    (workspace / ".toolsmith" / "config.toml").write_text(
+    user_config().write_text(
         f"[lsp.servers.marker]\ncommand = {json.dumps(command)}\nextensions = ['.mark']\n"
     )
     (workspace / "a.mark").write_text("fine\n")
