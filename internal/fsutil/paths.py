@@ -334,6 +334,23 @@ def open_regular_file(
     return fd, st
 
 
+def read_opened(fd: int, path: Path, size: int) -> bytes:
+    """The whole of a file opened with :func:`open_regular_file` (``size``: its stat size): one read
+    of that size (no second copy from joining chunks), then whatever it grew by since. A failed
+    read (``/proc/self/mem``: EIO) is :func:`read_error`'s refusal."""
+    try:
+        first = os.read(fd, size + 1)
+        rest = os.read(fd, 1 << 20) if first else b""
+        if not rest:
+            return first
+        chunks = [first, rest]
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    except OSError as exc:
+        raise read_error(exc, path) from None
+    return b"".join(chunks)
+
+
 def read_error(exc: OSError, path: Path) -> ToolError:
     """A failed read of an opened file (``/proc/self/mem``: EIO) as a specific, model-facing error."""
     return ToolError(os_error_message(exc, path), code=os_error_code(exc))

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ..llm.tools.contract import Tool
 
 #: --profile choices (llm/profiles.PROFILES).
-MCP_PROFILES = ("default", "claude", "codex")
+MCP_PROFILES = ("default", "claude", "codex", "gemini")
 
 
 def _parser() -> argparse.ArgumentParser:

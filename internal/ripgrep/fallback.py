@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from ..cancel import CancelToken
 from ..errors import ToolError
 from ..fsutil.paths import quote_input
+from ..vocabulary import set_flag
 from .query import FileQuery, Match, SearchQuery, SearchResult
 
 BINARY_PROBE_BYTES = 8192
@@ -215,8 +216,8 @@ def search(query: SearchQuery, *, limit: int, cancel: CancelToken) -> SearchResu
         regex = re.compile(re.escape(query.pattern) if query.literal else query.pattern, flags)
     except re.error as exc:
         raise ToolError(
-            f"Invalid regular expression {quote_input(query.pattern)!r}: {exc.msg}. Escape special characters, or "
-            "set literal_text to true to search for the text as written.",
+            f"Invalid regular expression {quote_input(query.pattern)!r}: {exc.msg}. Escape special characters"
+            f"{set_flag('grep', 'literal_text', ' to search for the text as written')}.",
             code="invalid_regex",
         ) from exc
     globs = (query.include,) if query.include else ()

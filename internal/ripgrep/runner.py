@@ -31,6 +31,7 @@ from ..fsutil.paths import quote_input
 from ..proc import REAP_TIMEOUT_S, check_argument
 from ..proc.confined import ReadConfinement, confined_executor
 from ..proc.stream import StreamControl, Streamed, run_streaming
+from ..vocabulary import set_flag
 from .confine import confinement_for, unconfinable
 from .directories import load_witnesses, save_witnesses, shown_directories
 from .output import OutputParser, mtime
@@ -181,8 +182,8 @@ def _rg_message(stderr: bytes, args: list[str]) -> str:
         reason = next((line[len("error:") :].strip() for line in reversed(text.splitlines())
                        if line.startswith("error:")), "it does not parse")  # fmt: skip
         return (
-            f"invalid regular expression {quote_input(pattern)!r}: {reason}. Escape special characters, or set "
-            "literal_text to true to search for the text as written."
+            f"invalid regular expression {quote_input(pattern)!r}: {reason}. Escape special characters"
+            f"{set_flag('grep', 'literal_text', ' to search for the text as written')}."
         )
     return quote_input(text)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ToolError
+from ..vocabulary import tool_name
 
 if TYPE_CHECKING:
     from ..proc import ProcessSupervisor
@@ -52,7 +53,7 @@ class JobTable:
                 listing = "\n".join(summary(job) for job in running)
                 raise ToolError(
                     f"This session already runs {len(running)} background jobs, the limit ([bash] max_jobs = "
-                    f"{max_jobs}). Stop one with job_kill first:\n{listing}",
+                    f"{max_jobs}). Stop one with {tool_name('job_kill')} first:\n{listing}",
                     code="too_many_jobs",
                 )
             self._counter += 1

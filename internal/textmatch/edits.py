@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..fsutil.textio import TextFile, normalize_eol
+from ..vocabulary import tool_name
 from .errors import EditError, ambiguous, not_found
 from .lines import MatchResult, Replacement, Text
 from .tiers import find
@@ -42,7 +43,7 @@ def plan_edit(
             raise EditError(
                 f"old_string matched at line {line} with different indentation, but new_string cannot be "
                 "shifted the same way (some of its lines would need less than no indentation). Send "
-                "old_string and new_string with the file's own indentation (use view)."
+                f"old_string and new_string with the file's own indentation (use {tool_name('view')})."
             )
     return EditPlan(result.tier, result.replacements)
 

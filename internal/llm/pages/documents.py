@@ -10,12 +10,12 @@ from typing import Any
 from ...cancel import in_thread
 from ...documents import MAX_PAGES_PER_VIEW
 from ...errors import ToolError
-from ...fsutil.paths import open_regular_file
+from ...fsutil.paths import open_regular_file, read_opened
 from ...fsutil.printable import printable
 from ...truncate import cut_utf8
 from ..tools.context import PathServices
 from ..tools.contract import ImageAttachment, ToolResponse
-from .text import MAX_IMAGE_BYTES, Check, read_all
+from .text import MAX_IMAGE_BYTES, Check
 
 #: Notebooks and PDFs larger than this are refused (they are parsed whole).
 MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
@@ -27,7 +27,7 @@ def _read_document(path: Path, check: Check, allowed: Callable[[Path], bool]) ->
         if st.st_size > MAX_DOCUMENT_BYTES:
             raise ToolError(f"{printable(str(path))} is {st.st_size} bytes, more than the {MAX_DOCUMENT_BYTES} "
                             "byte limit for notebooks and PDFs.", code="file_too_large")  # fmt: skip
-        return read_all(fd, st.st_size), st
+        return read_opened(fd, path, st.st_size), st
     finally:
         os.close(fd)
 

@@ -13,6 +13,7 @@ from ...fsutil.paths import quote_input
 from ...fsutil.textio import guess_encoding, looks_binary
 from ...progress import PROGRESS_INTERVAL_S
 from ...truncate import SpillingBuffer, new_spill_path
+from ...vocabulary import tool_name
 from ...web.html import to_text
 from .context import CallServices
 from .contract import Tool, ToolResponse
@@ -97,7 +98,7 @@ class FetchTool(Tool):
         if output.spilled:
             content += (
                 f"\n\n(The page is {len(text)} characters; the full {params.format} is in {output.path} — "
-                "read it with view.)"
+                f"read it with {tool_name('view')}.)"
             )
         metadata: dict[str, Any] = {
             "url": url,

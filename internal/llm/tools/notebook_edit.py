@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ...diff import diff_metadata
 from ...documents import is_notebook
 from ...errors import InvalidParams, ToolError
+from ...vocabulary import tool_name
 from ..change.pipeline import Applied, ChangeRequest, Planned, Target, change_files
 from ..change.snapshot import Snapshot
 from ..change.worker import Check
@@ -61,7 +62,7 @@ class NotebookEditTool(Tool):
 
         path = ctx.resolve(params.file_path)
         if not is_notebook(path):
-            raise ToolError(f"{path} is not a notebook (.ipynb); use edit or multiedit for other files.",
+            raise ToolError(f"{path} is not a notebook (.ipynb); use {tool_name('edit')} for other files.",
                             code="not_a_notebook")  # fmt: skip
         if params.new_source is None and params.edit_mode != "delete":
             raise InvalidParams(f"new_source is required for {params.edit_mode} (use \"\" for an empty cell).")
