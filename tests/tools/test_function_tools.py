@@ -278,8 +278,8 @@ def _star(*values: int) -> int:
     return sum(values)
 
 
-def _mapping(values: dict[str, int]) -> int:
-    """Takes a mapping."""
+def _set(values: set[int]) -> int:
+    """Takes a set."""
     return len(values)
 
 
@@ -289,7 +289,7 @@ def _mapping(values: dict[str, int]) -> int:
         ([_no_doc], TypeError, "no description"),
         ([_untyped], TypeError, "has no type annotation"),
         ([_star], TypeError, "*args and **kwargs"),
-        ([_mapping], TypeError, "unsupported parameter type"),
+        ([_set], TypeError, "unsupported parameter type"),
         ([lambda a: a], TypeError, "needs @tool(name=...)"),
         ([add, tool(name="add", description="Again.")(_no_doc)], ValueError, "two tools are named 'add'"),
         ([42], TypeError, "tools takes functions and Tool objects"),

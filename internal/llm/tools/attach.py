@@ -96,7 +96,7 @@ def _read_attachment(path: Path, allowed: Callable[[Path], bool]) -> _Attached:
         link = FileAttachment(path.name, media_type, path.as_uri(), size)
         if cap is None:
             return _Attached(media_type, size, file=link, why_link="a binary file is sent as a link")
-        data = _read_up_to(fd, cap)
+        data = _read_up_to(fd, cap) if size <= cap else None
     except OSError as exc:
         raise read_error(exc, path) from None
     finally:
@@ -145,7 +145,9 @@ def _cap(media_type: str) -> int | None:
 
 
 def _read_up_to(fd: int, cap: int) -> bytes | None:
-    """The whole file if it holds at most ``cap`` bytes (read, not stat'ed: it may be growing)."""
+    """The whole file if it holds at most ``cap`` bytes; None once more arrive. Unlike
+    fsutil.paths.read_opened (a whole file, however much it grew since its stat), this stops
+    at the cap: a log being written while it is attached must not be read without end."""
     chunks: list[bytes] = []
     read = 0
     while chunk := os.read(fd, min(64 * 1024, cap + 1 - read)):

@@ -8,8 +8,8 @@
 
 - **Parameters**: a dataclass is made from the signature, so params.py gives the one JSON Schema
   and the one validation every tool has; bad parameters are ``invalid_params`` before the
-  function runs. Types: ``str``, ``int``, ``float``, ``bool``, ``Literal[...]``, ``list[...]`` of
-  these, a dataclass, and ``X | None``. A parameter's description comes from
+  function runs. Types: ``str``, ``int``, ``float``, ``bool``, ``Literal[...]``, ``list[...]`` and
+  ``dict[str, ...]`` of these, a dataclass, and ``X | None``. A parameter's description comes from
   ``Annotated[int, "..."]`` or the docstring's ``Args:`` section (or reST ``:param x:``).
 - **Description**: the docstring without its ``Args``/``Returns``/``Raises`` sections, or the
   decorator's ``description``. Its first paragraph is the one-line summary; what follows is the
@@ -300,8 +300,8 @@ def _params_class(
         json.dumps(schema_for(params))
     except TypeError as exc:
         raise TypeError(
-            f"function tool {tool_name}: {exc}. Parameters take str, int, float, bool, a Literal, a list of these, "
-            "a dataclass, or one of these or None; defaults must be JSON values"
+            f"function tool {tool_name}: {exc}. Parameters take str, int, float, bool, a Literal, a list or a "
+            "dict[str, ...] of these, a dataclass, or one of these or None; defaults must be JSON values"
         ) from None
     return params, injected
 
