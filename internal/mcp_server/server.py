@@ -13,8 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
+from ..cancel import CancelToken
 from ..logs import logger
 from .convert import ProgressReporter, call_result, client_roots, mcp_tool
+from .http_limits import CLIENT_HINT_HEADER
+from .http_sessions import cancel_when_client_leaves
 from .sdk import HANDSHAKE_PROTOCOL_VERSIONS, Server, ServerRequestContext, types
 
 if TYPE_CHECKING:  # imported when first needed: `initialize` is answered before the tools load
@@ -32,10 +35,9 @@ SESSION_IDLE_S = 10 * 60
 #: A session that made at most one call (a one-shot client that never sends DELETE) is closed
 #: after this long without a call, when that is sooner than the session idle time.
 ONE_SHOT_IDLE_S = 2 * 60
-#: Idle HTTP sessions are looked for this often (or four times per idle time, when shorter).
-REAP_INTERVAL_S = 60.0
-#: At most this many toolsmith sessions at once (``--max-sessions``): each holds a shell state
-#: and may hold language servers. A call that would open one more is refused, saying why.
+#: At most this many MCP sessions at once over HTTP (``--max-sessions``), counted from their
+#: initialize whether or not they make a call (http_sessions.SessionGate): each may hold a shell
+#: state and language servers. A request that would open one more is refused, saying why.
 MAX_SESSIONS = 64
 #: Closing one session's language servers on shutdown waits at most this long.
 CLOSE_TIMEOUT_S = 5.0
@@ -45,6 +47,16 @@ INSTRUCTIONS = (
     "Coding tools for the workspace {workspace}: read files with view, search with grep and glob, "
     "change files with edit, multiedit, write or patch (view a file before changing it), run "
     "commands with bash."
+)
+#: Added to a ``not_read`` error on a session's first call when the front saw the same client
+#: delete sessions after one call (http_front.ClientHistory): the model is told why the file
+#: it "just read" is unknown, and the user how to fix the client. The check itself stays.
+PER_CALL_NOTE = (
+    "\n\nNote: this MCP client opens a new session for every call ({count} of its recent sessions "
+    "each ended after one call), so files read in an earlier call are not known to this one, and no "
+    "edit that needs a prior read can succeed. The client must keep one MCP session open across calls "
+    "(in langchain-mcp-adapters: `async with client.session(name) as s: tools = await load_mcp_tools(s)`); "
+    "see docs/mcp.md, \"Clients that open a session per call\"."
 )
 STATELESS_REFUSAL = (
     "This server keeps state per MCP session (files read, the shell's directory and environment, "
@@ -79,7 +91,10 @@ class ToolsmithServer:
         from ..permission import ToolPolicy
 
         self.session_idle_s = session_idle_s
+        self.one_shot_idle_s: float = ONE_SHOT_IDLE_S
         self.max_sessions = max_sessions
+        #: Where the SDK's app serves MCP over HTTP (the transport sets it).
+        self.http_path = "/mcp"
 
         self.workspace = Path(os.path.realpath(workspace))
         self.config = config
@@ -137,13 +152,19 @@ class ToolsmithServer:
         entry.running += 1
         entry.calls += 1
         reporter = ProgressReporter(ctx)
+        cancel = CancelToken()
         try:
-            response = await entry.session.run(params.name, params.arguments or {}, progress=reporter.report)
+            with cancel_when_client_leaves(ctx.request, cancel.cancel):
+                response = await entry.session.run(
+                    params.name, params.arguments or {}, cancel=cancel, progress=reporter.report
+                )
             await reporter.drain()
         finally:
             reporter.close()
             entry.running -= 1
             entry.last_used = time.monotonic()
+        if entry.calls == 1 and response.metadata.get("error") == "not_read":
+            response = per_call_note(response, ctx.request)
         return call_result(response)
 
     def accept_http_sessions(self) -> None:
@@ -225,23 +246,24 @@ class ToolsmithServer:
             metadata={"error": "too_many_sessions", "limit": self.max_sessions},
         )
 
-    def idle_limit_s(self, entry: _Entry) -> float:
-        """How long ``entry`` may go without a call: one-shot sessions (at most one call) go sooner."""
-        return min(self.session_idle_s, ONE_SHOT_IDLE_S) if entry.calls <= 1 else self.session_idle_s
+    def calls_of(self, key: str) -> int:
+        entry = self.sessions.get(key)
+        return 0 if entry is None else entry.calls
 
-    async def reap_idle_once(self) -> None:
-        now = time.monotonic()
-        for key, entry in list(self.sessions.items()):
-            if entry.running == 0 and now - entry.last_used > self.idle_limit_s(entry):
-                log.info("closing MCP session %s: idle for %.0f s", key, now - entry.last_used)
-                await self.drop_session(key)
+    def idle_limit_s(self, calls: int) -> float:
+        """How long a session that made ``calls`` calls may go without one: one-shot sessions (at
+        most one call) go sooner."""
+        return min(self.session_idle_s, self.one_shot_idle_s) if calls <= 1 else self.session_idle_s
 
-    async def reap_idle(self) -> None:
-        """Close idle sessions, every REAP_INTERVAL_S (sooner for a short idle time), until cancelled."""
-        interval = min(REAP_INTERVAL_S, self.session_idle_s / 4)
-        while True:
-            await asyncio.sleep(interval)
-            await self.reap_idle_once()
+
+def per_call_note(response: ToolResponse, request: Any) -> ToolResponse:
+    """``response`` with PER_CALL_NOTE when the front counted the client's one-call sessions."""
+    headers = getattr(request, "headers", None)
+    hint = headers.get(CLIENT_HINT_HEADER) if headers is not None else None
+    if not hint or not hint.isdigit() or int(hint) < 1:
+        return response
+    metadata = {**response.metadata, "per_call_client": True}
+    return replace(response, content=response.content + PER_CALL_NOTE.format(count=int(hint)), metadata=metadata)
 
 
 async def _close_quietly(session: Session) -> None:

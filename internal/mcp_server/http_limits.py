@@ -1,0 +1,44 @@
+"""The limits of ``toolsmith-mcp --http``, in one place (docs/mcp.md and docs/security.md list
+them), and the form of the session ids the front routes by."""
+
+from __future__ import annotations
+
+#: A connection whose request head (request line and headers) has not all arrived this long
+#: after it was accepted is closed (the front, ``http_front``).
+HEADER_READ_TIMEOUT_S = 10.0
+#: A request whose body has not all arrived this long after its head is answered 408 and its
+#: connection closed (the worker, ``http_sessions``).
+BODY_READ_TIMEOUT_S = 20.0
+#: A request head larger than this is refused with 431.
+MAX_HEADER_BYTES = 64 * 1024
+#: A request body larger than this is refused with 413 (the SDK's own check, at this size).
+MAX_BODY_BYTES = 4 * 1024 * 1024
+#: At most this many connections wait for their request heads at once; one more closes the one
+#: that has waited longest.
+MAX_PENDING_CONNECTIONS = 256
+#: Each worker serves at most this many connections at once (open event streams included);
+#: past it, a request is answered 503.
+MAX_WORKER_CONNECTIONS = 1000
+#: ``--workers`` by default: one per core, at most this many (each worker is a Python process
+#: with the tools loaded, ~60 MB).
+MAX_DEFAULT_WORKERS = 8
+
+#: The health endpoint (GET), answered by the front without Host or token checks: it says only
+#: whether the workers run.
+HEALTH_PATH = "/healthz"
+#: Set by the front on the requests of a session that has made at most one call: how many
+#: sessions of the same client (token and address) were recently deleted after one call.
+CLIENT_HINT_HEADER = "x-toolsmith-one-call-sessions"
+
+
+def external_session_id(index: int, session_id: str) -> str:
+    """The session id a client sees: the SDK's id prefixed by the index of the worker holding it."""
+    return f"{index}-{session_id}"
+
+
+def split_session_id(external: str) -> tuple[int | None, str]:
+    """(worker index, the SDK's id) of a client's session id; (None, it) when it is not ours."""
+    index, dash, inner = external.partition("-")
+    if not dash or not index.isdigit() or len(index) > 4 or not inner:
+        return None, external
+    return int(index), inner

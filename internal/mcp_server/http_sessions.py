@@ -1,0 +1,311 @@
+"""A worker's side of ``toolsmith-mcp --http``: what surrounds the SDK's app for every request.
+
+- :class:`RequestLimits` (outermost): the body within ``BODY_READ_TIMEOUT_S`` of the head (408
+  otherwise) and at most ``MAX_BODY_BYTES`` (413); a :class:`ClientWatch` in the request's scope,
+  fired when the client goes away (closes the connection, times out) before the response is
+  complete, so the call it asked for is cancelled (:func:`cancel_when_client_leaves`); the
+  worker's index put in front of every session id it gives out (``http_limits``).
+- :class:`SessionGate` (inside the Host/token guard): every MCP session the SDK opens counts
+  against this worker's share of ``--max-sessions``, used or not — a request that would open one
+  more is answered 503, saying why; a session with no request in flight is closed after
+  ``--session-idle`` (sooner, ``ONE_SHOT_IDLE_S``, when it made at most one call), its toolsmith
+  session with it; a client's DELETE closes both at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..logs import logger
+from .http_limits import BODY_READ_TIMEOUT_S, MAX_BODY_BYTES, external_session_id
+
+if TYPE_CHECKING:
+    from .server import ToolsmithServer
+
+log = logger("toolsmith")
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Any]]
+Send = Callable[[Any], Awaitable[None]]
+
+#: The scope key of a request's :class:`ClientWatch`.
+CLIENT_WATCH_KEY = "toolsmith.client_watch"
+#: Idle sessions are looked for this often (or four times per idle limit, when shorter).
+REAP_INTERVAL_S = 60.0
+
+
+class ClientWatch:
+    """Callbacks to run once when the client of a request goes away before its response ended."""
+
+    def __init__(self) -> None:
+        self.gone = False
+        self._callbacks: list[Callable[[], None]] = []
+
+    def fire(self) -> None:
+        if not self.gone:
+            self.gone = True
+            callbacks, self._callbacks = self._callbacks, []
+            for callback in callbacks:
+                callback()
+
+    @contextlib.contextmanager
+    def subscribed(self, callback: Callable[[], None]) -> Iterator[None]:
+        if self.gone:
+            callback()
+        self._callbacks.append(callback)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(ValueError):
+                self._callbacks.remove(callback)
+
+
+@contextlib.contextmanager
+def cancel_when_client_leaves(request: Any, cancel: Callable[[], None]) -> Iterator[None]:
+    """Over HTTP, ``cancel`` runs when the client of ``request`` (the SDK's request context, a
+    Starlette request) closes its connection or times out before the call's result is sent."""
+    scope = getattr(request, "scope", None)
+    watch = scope.get(CLIENT_WATCH_KEY) if isinstance(scope, dict) else None
+    if not isinstance(watch, ClientWatch):
+        yield
+        return
+    with watch.subscribed(cancel):
+        yield
+
+
+class RequestLimits:
+    """ASGI middleware: body deadline and size, the client watch, the worker's session ids."""
+
+    def __init__(self, app: Any, index: int) -> None:
+        self.app = app
+        self.index = index
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("type") != "http":
+            await self.app(scope, receive, send)
+            return
+        try:
+            body = await asyncio.wait_for(_read_body(receive), BODY_READ_TIMEOUT_S)
+        except TimeoutError:
+            await respond(send, 408, f"The request body did not arrive within {BODY_READ_TIMEOUT_S:g} s.")
+            return
+        if body is None:
+            return  # the client left before sending its request
+        if len(body) > MAX_BODY_BYTES:
+            await respond(send, 413, f"The request body is larger than {MAX_BODY_BYTES} bytes.")
+            return
+        watch = scope[CLIENT_WATCH_KEY] = ClientWatch()
+        delivered = False
+        finished = False
+
+        async def replay() -> Any:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            message = await receive()
+            if message.get("type") == "http.disconnect" and not finished:
+                watch.fire()
+            return message
+
+        async def prefixed(message: Any) -> None:
+            nonlocal finished
+            if message.get("type") == "http.response.start":
+                message["headers"] = [
+                    (k, external_session_id(self.index, v.decode("latin-1")).encode("latin-1"))
+                    if k.lower() == b"mcp-session-id" else (k, v)
+                    for k, v in message.get("headers") or []
+                ]  # fmt: skip
+            elif message.get("type") == "http.response.body" and not message.get("more_body", False):
+                finished = True
+            await send(message)
+
+        try:
+            await self.app(scope, replay, prefixed)
+        finally:
+            if not finished:
+                watch.fire()  # the response never completed: the client cannot get the result
+
+
+async def _read_body(receive: Receive) -> bytes | None:
+    """The whole body (at most MAX_BODY_BYTES + 1 bytes of it); None when the client left."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message.get("type") == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_BODY_BYTES or not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def respond(send: Send, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    """A JSON-RPC error (id null) as a complete response."""
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": message}}).encode()
+    start = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *(headers or [])]
+    await send({"type": "http.response.start", "status": status, "headers": start})
+    await send({"type": "http.response.body", "body": body})
+
+
+@dataclass
+class HttpSession:
+    last_active: float = field(default_factory=time.monotonic)
+    #: Requests of this session being served, its event stream (GET) aside: a client that keeps
+    #: the stream open but makes no call is idle.
+    in_flight: int = 0
+
+
+class SessionGate:
+    """ASGI middleware in front of the SDK's app: the worker's sessions (see the module)."""
+
+    def __init__(
+        self,
+        app: Any,
+        server: ToolsmithServer,
+        *,
+        share: int,
+        total: int,
+        on_closed: list[Callable[[str], None]] | None = None,
+        on_change: Callable[[int], None] | None = None,
+    ) -> None:
+        self.app = app
+        self.server = server
+        #: This worker's session slots, and ``--max-sessions`` (all workers') for messages.
+        self.share = share
+        self.total = total
+        self.sessions: dict[str, HttpSession] = {}
+        self.opening = 0
+        self.on_closed = on_closed or []
+        self.on_change = on_change
+
+    def free_slots(self) -> int:
+        return self.share - len(self.sessions) - self.opening
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("type") != "http":
+            await self.app(scope, receive, send)
+            return
+        session_id = next((v.decode("latin-1") for k, v in scope.get("headers") or [] if k == b"mcp-session-id"), None)
+        if session_id is None:
+            await self._open(scope, receive, send)
+        else:
+            await self._serve(session_id, scope, receive, send)
+
+    async def _open(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.free_slots() <= 0:
+            await respond(send, 503, self.refusal(), [(b"retry-after", b"10")])
+            return
+        self.opening += 1
+        created: list[str] = []
+
+        async def noting(message: Any) -> None:
+            if message.get("type") == "http.response.start" and message.get("status", 500) < 400:
+                created.extend(v.decode("latin-1") for k, v in message.get("headers") or [] if k == b"mcp-session-id")
+            await send(message)
+
+        try:
+            await self.app(scope, receive, noting)
+        finally:
+            self.opening -= 1
+            for session_id in created:
+                self.sessions.setdefault(session_id, HttpSession())
+            self._changed()
+
+    async def _serve(self, session_id: str, scope: Scope, receive: Receive, send: Send) -> None:
+        entry = self.sessions.get(session_id)
+        method = scope.get("method")
+        counted = entry is not None and method != "GET"
+        if entry is not None and counted:
+            entry.in_flight += 1
+            entry.last_active = time.monotonic()
+        status = 0
+
+        async def noting(message: Any) -> None:
+            nonlocal status
+            if message.get("type") == "http.response.start":
+                status = message.get("status", 0)
+            await send(message)
+
+        try:
+            await self.app(scope, receive, noting)
+        finally:
+            if entry is not None and counted:
+                entry.in_flight -= 1
+                entry.last_active = time.monotonic()
+        if method == "DELETE" or status == 404:  # deleted, or gone from the SDK already
+            await self._closed(session_id)
+
+    async def _closed(self, session_id: str) -> None:
+        if self.sessions.pop(session_id, None) is None:
+            return
+        for forget in self.on_closed:
+            forget(session_id)
+        await self.server.drop_session(session_id)
+        self._changed()
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change(len(self.sessions))
+
+    def refusal(self) -> str:
+        one_shot = min(self.server.session_idle_s, self.server.one_shot_idle_s)
+        return (
+            f"This server has reached its limit of {self.total} open MCP sessions (--max-sessions {self.total}); a "
+            "session counts from its initialize, whether or not it made a call. Close sessions you no longer use "
+            f"(an MCP client's DELETE), or retry later: a session that made at most one call is closed after "
+            f"{one_shot:.0f} s without one, others after {self.server.session_idle_s:.0f} s."
+        )
+
+    # --- idle sessions ------------------------------------------------------------------------
+
+    def idle_limit_s(self, session_id: str) -> float:
+        return self.server.idle_limit_s(self.server.calls_of(session_id))
+
+    async def reap_once(self) -> None:
+        now = time.monotonic()
+        for session_id, entry in list(self.sessions.items()):
+            if entry.in_flight == 0 and now - entry.last_active > self.idle_limit_s(session_id):
+                log.info("closing MCP session %s: idle for %.0f s", session_id, now - entry.last_active)
+                await self.close(session_id)
+
+    async def reap(self) -> None:
+        """Close idle sessions, every REAP_INTERVAL_S (sooner for a short idle limit), until cancelled."""
+        interval = min(REAP_INTERVAL_S, min(self.server.session_idle_s, self.server.one_shot_idle_s) / 4)
+        while True:
+            await asyncio.sleep(interval)
+            await self.reap_once()
+
+    async def close(self, session_id: str) -> None:
+        """Close a session as its client's DELETE would: the SDK's transport (an open event stream
+        ends) and the toolsmith session."""
+        scope = {
+            "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "DELETE", "scheme": "http",
+            "path": self.server.http_path, "raw_path": self.server.http_path.encode(), "root_path": "",
+            "query_string": b"", "headers": [(b"mcp-session-id", session_id.encode("latin-1"))],
+            "client": None, "server": None, "state": {},
+        }  # fmt: skip
+        delivered = False
+
+        async def receive() -> Any:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": b"", "more_body": False}
+            return {"type": "http.disconnect"}
+
+        async def discard(message: Any) -> None:
+            pass
+
+        try:
+            await self(scope, receive, discard)
+        finally:
+            await self._closed(session_id)  # whatever the SDK answered, the session is gone here
