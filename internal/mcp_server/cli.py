@@ -206,19 +206,24 @@ def _serve_http(prepared: Prepared, argv: list[str] | None) -> int:
     return 0
 
 
-def worker_server(spec: dict[str, Any]) -> tuple[ToolsmithServer, Any, Any] | None:
-    """A worker process's server, app and session gate, from the front's ``spec``."""
+def worker_main(fd: int) -> int:
+    """A worker process of ``toolsmith-mcp --http`` (http_workers): its spec, from the front on
+    ``fd``, is the front's command line and what the front resolved (tokens, its share)."""
     from .http_transport import worker_app
+    from .http_workers import read_spec, serve_from_front
 
+    sock, spec = read_spec(fd)
     prepared = prepare(list(spec["argv"]))
     if isinstance(prepared, int):
-        return None
-    server = prepared.server(max_sessions=int(spec["share"]))
+        return prepared
+    index, share = int(spec["index"]), int(spec["share"])
+    server = prepared.server(max_sessions=share)
     app, gate = worker_app(
-        server, str(spec["host"]), index=int(spec["index"]), share=int(spec["share"]), total=int(spec["total"]),
-        remote=bool(spec["remote"]), tokens=list(spec["tokens"]), extra_hosts=prepared.extra_hosts,
+        server, str(spec["host"]), index=index, share=share, total=int(spec["total"]), remote=bool(spec["remote"]),
+        tokens=list(spec["tokens"]), extra_hosts=prepared.extra_hosts,
     )  # fmt: skip
-    return server, app, gate
+    serve_from_front(server, app, gate, sock, index)
+    return 0
 
 
 def _given(argv: list[str] | None, option: str) -> bool:

@@ -20,13 +20,10 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..logs import logger
 from .http_limits import BODY_READ_TIMEOUT_S, MAX_BODY_BYTES, external_session_id
-
-if TYPE_CHECKING:
-    from .server import ToolsmithServer
 
 log = logger("toolsmith")
 
@@ -156,6 +153,21 @@ async def respond(send: Send, status: int, message: str, headers: list[tuple[byt
     await send({"type": "http.response.body", "body": body})
 
 
+class SessionHolder(Protocol):
+    """What the gate needs of the server (server.ToolsmithServer): its idle limits, where the
+    SDK's app serves, and the toolsmith sessions' calls, closed with their MCP sessions."""
+
+    session_idle_s: float
+    one_shot_idle_s: float
+    http_path: str
+
+    def calls_of(self, key: str) -> int: ...
+
+    def idle_limit_s(self, calls: int) -> float: ...
+
+    async def drop_session(self, key: str) -> None: ...
+
+
 @dataclass
 class HttpSession:
     last_active: float = field(default_factory=time.monotonic)
@@ -170,7 +182,7 @@ class SessionGate:
     def __init__(
         self,
         app: Any,
-        server: ToolsmithServer,
+        server: SessionHolder,
         *,
         share: int,
         total: int,

@@ -6,7 +6,8 @@
 - :class:`ProcessWorker` is the front's end of a worker process: it starts it, passes it each
   connection (the descriptor and the head) over a Unix socket pair, hears how many sessions it
   holds, and starts it again if it dies (its sessions are lost: their clients get 404 and open
-  new ones). :func:`worker_main` is the process: an :class:`AppWorker` fed from that socket.
+  new ones). The process (``cli.worker_main``) is an :class:`AppWorker` fed from that socket
+  (:func:`read_spec`, :func:`serve_from_front`).
 
 Each worker has its own toolsmith sessions, shells, language servers and interpreter: tool work
 of sessions on different workers runs on different cores.
@@ -240,27 +241,24 @@ _BOOTSTRAP = (
     "module = importlib.util.module_from_spec(spec)\n"
     "sys.modules['agent_toolsmith'] = module\n"
     "spec.loader.exec_module(module)\n"
-    "from agent_toolsmith.mcp_server.http_workers import worker_main\n"
+    "from agent_toolsmith.mcp_server.cli import worker_main\n"
     "sys.exit(worker_main(int(sys.argv[2])))\n"
 )
 
 
-def worker_main(fd: int) -> int:
-    """A worker process: its spec is the first message on ``fd``; then connections, until the
-    front closes its end or sends SIGTERM."""
+def read_spec(fd: int) -> tuple[socket.socket, dict[str, Any]]:
+    """A worker process's socket (``fd``) and its spec, the first message on it; from here on
+    the process stops when the front dies."""
     sock = socket.socket(fileno=fd)
-    first = sock.recv(MAX_MESSAGE_BYTES)
-    spec = json.loads(first[1:])
+    spec = json.loads(sock.recv(MAX_MESSAGE_BYTES)[1:])
     _die_with(int(spec["front_pid"]))
-    from .cli import worker_server
+    return sock, spec
 
-    built = worker_server(spec)
-    if built is None:
-        return 2
-    server, app, gate = built
+
+def serve_from_front(server: ToolsmithServer, app: Any, gate: Any, sock: socket.socket, index: int) -> None:
+    """Serve the connections the front passes on ``sock`` until it closes its end or SIGTERM."""
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve_from_front(server, app, gate, sock, int(spec["index"])))
-    return 0
+        asyncio.run(_serve_from_front(server, app, gate, sock, index))
 
 
 async def _serve_from_front(server: ToolsmithServer, app: Any, gate: Any, sock: socket.socket, index: int) -> None:

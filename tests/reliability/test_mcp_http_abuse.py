@@ -149,7 +149,7 @@ def _workers_of(pid: int) -> list[int]:
             with open(f"/proc/{entry}/stat") as stat:
                 parent = int(stat.read().rsplit(")", 1)[1].split()[1])
             with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                is_worker = b"http_workers import worker_main" in cmdline.read()
+                is_worker = b"import worker_main" in cmdline.read()
         except (OSError, ValueError, IndexError):
             continue
         if parent == pid and is_worker:
