@@ -283,7 +283,10 @@ def test_a_client_without_sessions_is_told_why(workspace: Path, tmp_path: Path, 
     assert refused.is_error and "protocol 2026-07-28 has no sessions over HTTP" in text(refused)
 
 
-def test_the_clients_roots_become_allowed_dirs(workspace: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["stdio", "http"])
+def test_the_clients_roots_become_allowed_dirs(
+    kind: str, workspace: Path, tmp_path: Path, http_server: HttpServer
+) -> None:
     shared = tmp_path / "shared"
     shared.mkdir()
 
@@ -291,7 +294,9 @@ def test_the_clients_roots_become_allowed_dirs(workspace: Path, tmp_path: Path) 
         return types.ListRootsResult(roots=[types.Root(uri=shared.as_uri(), name="shared")])  # type: ignore[arg-type]
 
     async def main() -> types.CallToolResult:
-        async with stdio_client(workspace, tmp_path, mode="legacy", list_roots_callback=roots) as client:
+        options: dict[str, Any] = {"mode": "legacy", "list_roots_callback": roots}
+        client = http_server.client(**options) if kind == "http" else stdio_client(workspace, tmp_path, **options)
+        async with client:
             return await client.call_tool("write", {"file_path": str(shared / "out.txt"), "content": "from mcp\n"})
 
     written = run(main())
