@@ -19,7 +19,9 @@ index (``<index>-<id>``). The front does no HTTP serving of its own beyond that 
   address), the sessions that were deleted after at most one request; a session's requests
   carry that count (``CLIENT_HINT_HEADER``) while it has made at most one call, so the server can
   tell the model why a file it read "earlier" is unknown (see ``server.per_call_note``).
-- ``GET /healthz`` is answered here: 200 while every worker runs, 503 otherwise.
+- ``GET /healthz`` is answered here: 200 while every worker runs, 503 otherwise. So are a head
+  that cannot be parsed (400), one over the size limit (431), a declared body over
+  ``MAX_BODY_BYTES`` (413), and a request for a worker being restarted (503).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from .http_limits import (
     CLIENT_HINT_HEADER,
     HEADER_READ_TIMEOUT_S,
     HEALTH_PATH,
+    MAX_BODY_BYTES,
     MAX_HEADER_BYTES,
     MAX_PENDING_CONNECTIONS,
     split_session_id,
@@ -88,6 +91,7 @@ class RequestHead:
     lines: list[bytes]
     session_id: str | None = None
     authorization: bytes = b""
+    content_length: int = 0
 
     @property
     def path(self) -> bytes:
@@ -113,6 +117,8 @@ def parse_head(head: bytes) -> RequestHead | None:
             continue  # written again by rewritten(), as the worker knows it
         if key == b"authorization":
             parsed.authorization = value.strip()
+        elif key == b"content-length":
+            parsed.content_length = int(value) if value.strip().isdigit() else 0
         parsed.lines.append(line)
     return parsed
 
@@ -239,10 +245,16 @@ class Front:
                 await _answer(conn, received, "The request head is too large." if received == 431 else "Bad request.")
                 return
             head, rest = received
+            if head.content_length > MAX_BODY_BYTES:
+                await _answer(conn, 413, f"The request body is larger than {MAX_BODY_BYTES} bytes.")
+                return
             if head.path == HEALTH_PATH.encode() and head.method == b"GET":
                 await self._health(conn)
                 return
             worker, bytes_ = self._route(head, peer)
+            if not worker.alive():
+                await _answer(conn, 503, "The worker of this session is restarting; its sessions are lost. Retry.")
+                return
             handed = True
             await worker.hand_over(conn, bytes_ + rest)
         except (asyncio.CancelledError, OSError):
@@ -295,7 +307,10 @@ async def _read_head(conn: socket.socket) -> tuple[RequestHead, bytes] | int | N
         return 400 if head is None else (head, buffer[end + 4 :])
 
 
-_REASONS = {200: "OK", 400: "Bad Request", 431: "Request Header Fields Too Large", 503: "Service Unavailable"}
+_REASONS = {
+    200: "OK", 400: "Bad Request", 413: "Content Too Large", 431: "Request Header Fields Too Large",
+    503: "Service Unavailable",
+}  # fmt: skip
 
 
 async def _answer(conn: socket.socket, status: int, body: object) -> None:

@@ -1,11 +1,13 @@
 """A worker's side of ``toolsmith-mcp --http``: what surrounds the SDK's app for every request.
 
-- :class:`RequestLimits` (outermost): the body within ``BODY_READ_TIMEOUT_S`` of the head (408
-  otherwise) and at most ``MAX_BODY_BYTES`` (413); a :class:`ClientWatch` in the request's scope,
-  fired when the client goes away (closes the connection, times out) before the response is
-  complete, so the call it asked for is cancelled (:func:`cancel_when_client_leaves`); the
-  worker's index put in front of every session id it gives out (``http_limits``).
-- :class:`SessionGate` (inside the Host/token guard): every MCP session the SDK opens counts
+- :class:`WorkerSessionIds` (outermost): the worker's index put in front of every session id it
+  gives out (``http_limits``); then the Host/token guard (``http_guard``), so no one without the
+  token gets a body read.
+- :class:`RequestLimits`: the body within ``BODY_READ_TIMEOUT_S`` of the head (408 otherwise) and
+  at most ``MAX_BODY_BYTES`` (413); a :class:`ClientWatch` in the request's scope, fired when the
+  client goes away (closes the connection, times out) before the response is complete, so the
+  call it asked for is cancelled (:func:`cancel_when_client_leaves`).
+- :class:`SessionGate`: every MCP session the SDK opens counts
   against this worker's share of ``--max-sessions``, used or not — a request that would open one
   more is answered 503, saying why; a session with no request in flight is closed after
   ``--session-idle`` (sooner, ``ONE_SHOT_IDLE_S``, when it made at most one call), its toolsmith
@@ -77,11 +79,10 @@ def cancel_when_client_leaves(request: Any, cancel: Callable[[], None]) -> Itera
 
 
 class RequestLimits:
-    """ASGI middleware: body deadline and size, the client watch, the worker's session ids."""
+    """ASGI middleware: body deadline and size, and the client watch."""
 
-    def __init__(self, app: Any, index: int) -> None:
+    def __init__(self, app: Any) -> None:
         self.app = app
-        self.index = index
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") != "http":
@@ -111,23 +112,38 @@ class RequestLimits:
                 watch.fire()
             return message
 
-        async def prefixed(message: Any) -> None:
+        async def noting_the_end(message: Any) -> None:
             nonlocal finished
+            if message.get("type") == "http.response.body" and not message.get("more_body", False):
+                finished = True
+            await send(message)
+
+        try:
+            await self.app(scope, replay, noting_the_end)
+        finally:
+            if not finished:
+                watch.fire()  # the response never completed: the client cannot get the result
+
+
+class WorkerSessionIds:
+    """ASGI middleware (outermost): the session ids this worker gives out carry its index, which
+    the front routes by (and strips from the requests it passes on)."""
+
+    def __init__(self, app: Any, index: int) -> None:
+        self.app = app
+        self.index = index
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def prefixed(message: Any) -> None:
             if message.get("type") == "http.response.start":
                 message["headers"] = [
                     (k, external_session_id(self.index, v.decode("latin-1")).encode("latin-1"))
                     if k.lower() == b"mcp-session-id" else (k, v)
                     for k, v in message.get("headers") or []
                 ]  # fmt: skip
-            elif message.get("type") == "http.response.body" and not message.get("more_body", False):
-                finished = True
             await send(message)
 
-        try:
-            await self.app(scope, replay, prefixed)
-        finally:
-            if not finished:
-                watch.fire()  # the response never completed: the client cannot get the result
+        await self.app(scope, receive, prefixed if scope.get("type") == "http" else send)
 
 
 async def _read_body(receive: Receive) -> bytes | None:

@@ -1,7 +1,8 @@
 """Serving MCP over streamable HTTP: the front (``http_front``: request heads within a deadline,
 routing by session) and the workers (``http_workers``) that serve the SDK's app behind
-``RequestLimits``, :class:`~.http_guard.HttpGuard` (Host, Origin, bearer token, session owner)
-and ``SessionGate`` (the session limit, idle sessions). :func:`serve_http` runs it all in one
+:class:`~.http_guard.HttpGuard` (Host, Origin, bearer token, session owner), ``RequestLimits``
+(the body's deadline and size, the client watch) and ``SessionGate`` (the session limit, idle
+sessions). :func:`serve_http` runs it all in one
 process (embedding; ``--workers 1``); :func:`serve_http_workers` with worker processes."""
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def worker_app(
 ) -> tuple[Any, SessionGate]:
     """The ASGI app one worker serves (its sessions: ``share`` of ``total``), and its gate."""
     from .http_guard import HttpGuard, allowed_hosts
-    from .http_sessions import RequestLimits, SessionGate
+    from .http_sessions import RequestLimits, SessionGate, WorkerSessionIds
 
     server.accept_http_sessions()
     server.http_path = HTTP_PATH
@@ -53,9 +54,9 @@ def worker_app(
         transport_security=_guarded_transport(),
     )
     gate = SessionGate(sdk_app, server, share=share, total=total)
-    guard = HttpGuard(gate, hosts=allowed_hosts(host, extra_hosts or []), tokens=tokens or [])
+    guard = HttpGuard(RequestLimits(gate), hosts=allowed_hosts(host, extra_hosts or []), tokens=tokens or [])
     gate.on_closed.append(guard.forget)
-    return RequestLimits(guard, index), gate
+    return WorkerSessionIds(guard, index), gate
 
 
 async def serve_http(

@@ -1,6 +1,6 @@
 """The workers behind the front of ``toolsmith-mcp --http`` (``http_front``).
 
-- :class:`AppWorker` serves the MCP app (the SDK's, behind ``RequestLimits``, ``HttpGuard`` and
+- :class:`AppWorker` serves the MCP app (the SDK's, behind ``HttpGuard``, ``RequestLimits`` and
   ``SessionGate``) under uvicorn in this process; the front hands it connections whose request
   head it already read (``hand_over``). ``--workers 1`` and ``serve_http`` (embedding) use one.
 - :class:`ProcessWorker` is the front's end of a worker process: it starts it, passes it each

@@ -128,7 +128,7 @@ def test_a_flood_of_silent_connections_does_not_keep_a_client_out(
             sock.close()
 
 
-def test_healthz_answers_without_token_or_host_and_mcp_still_requires_them(
+def test_healthz_answers_without_token_or_host_and_the_rest_requires_the_token_before_the_body(
     workspace: Path, tmp_path: Path, servers: list[Server]
 ) -> None:
     server = Server(workspace, tmp_path, env=_env(tmp_path, TOOLSMITH_MCP_TOKEN=TOKEN_A))
@@ -137,6 +137,13 @@ def test_healthz_answers_without_token_or_host_and_mcp_still_requires_them(
         health = client.get(f"http://127.0.0.2:{server.port}/healthz", headers={"host": "10.1.2.3:8765"})
     assert health.status_code == 200 and health.json()["status"] == "ok"
     assert initialize(server).status_code == 401
+    # Without the token, not even a body is waited for: the refusal comes at once.
+    started = time.monotonic()
+    sock = _half_sent(server.port, complete_head=True)
+    with sock:
+        sock.settimeout(WAIT_S)
+        assert sock.recv(65536).startswith(b"HTTP/1.1 401")
+    assert time.monotonic() - started < BODY_READ_TIMEOUT_S
 
 
 def _workers_of(pid: int) -> list[int]:
