@@ -8,10 +8,11 @@ sessions get ≥ 2.5× one session's calls per second (ratio ≤ 0.4), every cal
 error. The row's note gives calls per second, the 32-session p50/p99 latency, and the memory per
 session (the server's process tree RSS with the 32 sessions open, less before, over 32).
 
-The load comes from a minimal MCP client written here (HTTP/1.1 over asyncio streams: initialize,
-tools/call with the event-stream answer, DELETE), not the SDK's: the client runs on the same
-cores as the server, and the SDK client's ~3 ms of CPU per call would be what is measured. The
-protocol is the same; the tests (tests/integration/test_mcp*.py) use the SDK client.
+The load comes from a minimal MCP client written here (HTTP/1.1 over asyncio streams, one
+keep-alive connection per session: initialize, tools/call with the event-stream answer, DELETE),
+not the SDK's: the client runs on the same cores as the server, and the SDK client's ~3 ms of CPU
+per call would be what is measured. The protocol is the same; the tests
+(tests/integration/test_mcp*.py) use the SDK client.
 
 ``BENCH_MCP_WORKERS`` passes ``--workers`` (e.g. 1: everything in one process, to compare);
 ``BENCH_MCP_SERVER`` names another checkout whose ``cmd.mcp`` to run (the "before" numbers).
@@ -50,12 +51,14 @@ GREP_FILES = 50
 
 
 class McpHttp:
-    """One MCP session over HTTP/1.1, a connection per request (as the server asks)."""
+    """One MCP session over HTTP/1.1 on one keep-alive connection (as httpx-based clients keep)."""
 
     def __init__(self, host: str, port: int) -> None:
         self.host, self.port = host, port
         self.session_id: str | None = None
         self.next_id = 0
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
 
     async def post(self, message: dict[str, Any], method: str = "POST") -> tuple[int, dict[str, Any] | None]:
         body = json.dumps(message).encode() if message else b""
@@ -63,21 +66,17 @@ class McpHttp:
             f"{method} /mcp HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nAccept: application/json, text/event-stream"
             f"\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\nMCP-Protocol-Version: 2025-11-25\r\n"
             + (f"Mcp-Session-Id: {self.session_id}\r\n" if self.session_id else "")
-            + "Connection: close\r\n\r\n"
+            + "\r\n"
         )
-        reader, writer = await asyncio.open_connection(self.host, self.port)
-        try:
-            writer.write(head.encode() + body)
-            answer = await asyncio.wait_for(reader.read(), CALL_TIMEOUT_S)
-        finally:
-            writer.close()
-        head_bytes, _, payload = answer.partition(b"\r\n\r\n")
-        status = int(head_bytes.split(b" ", 2)[1])
-        found = re.search(rb"(?im)^mcp-session-id: *(\S+)", head_bytes)
-        if found:
-            self.session_id = found.group(1).decode()
-        if b"chunked" in head_bytes.lower():
-            payload = _unchunked(payload)
+        if self.writer is None or self.writer.is_closing():
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        assert self.reader is not None
+        self.writer.write(head.encode() + body)
+        status, headers, payload = await asyncio.wait_for(_response(self.reader), CALL_TIMEOUT_S)
+        if headers.get("connection", "").lower() == "close":
+            self.writer.close()
+        if "mcp-session-id" in headers:
+            self.session_id = headers["mcp-session-id"]
         for line in payload.splitlines():
             line = line.strip()
             if line.startswith(b"data: {") or line.startswith(b"{"):
@@ -102,18 +101,24 @@ class McpHttp:
 
     async def close(self) -> None:
         await self.post({}, method="DELETE")
+        if self.writer is not None:
+            self.writer.close()
 
 
-def _unchunked(data: bytes) -> bytes:
-    out = []
-    while data:
-        size_line, _, data = data.partition(b"\r\n")
-        size = int(size_line.split(b";")[0] or b"0", 16)
-        if size == 0:
-            break
-        out.append(data[:size])
-        data = data[size + 2 :]
-    return b"".join(out)
+async def _response(reader: asyncio.StreamReader) -> tuple[int, dict[str, str], bytes]:
+    """One response: status, headers (lower-case names), body (chunked encoding undone)."""
+    status = int((await reader.readline()).split(b" ", 2)[1])
+    headers = {}
+    while (line := await reader.readline()) not in (b"\r\n", b""):
+        name, _, value = line.decode("latin-1").partition(":")
+        headers[name.strip().lower()] = value.strip()
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        chunks = []
+        while size := int((await reader.readline()).split(b";")[0].strip() or b"0", 16):
+            chunks.append((await reader.readexactly(size + 2))[:-2])
+        await reader.readline()  # the blank line after the last chunk
+        return status, headers, b"".join(chunks)
+    return status, headers, await reader.readexactly(int(headers.get("content-length", "0")))
 
 
 async def session_rounds(client: McpHttp, workspace: Path, name: str, rounds: int, latencies: list[float]) -> int:

@@ -218,11 +218,11 @@ def worker_main(fd: int) -> int:
         return prepared
     index, share = int(spec["index"]), int(spec["share"])
     server = prepared.server(max_sessions=share)
-    app, gate = worker_app(
+    worker = worker_app(
         server, str(spec["host"]), index=index, share=share, total=int(spec["total"]), remote=bool(spec["remote"]),
         tokens=list(spec["tokens"]), extra_hosts=prepared.extra_hosts,
     )  # fmt: skip
-    serve_from_front(server, app, gate, sock, index)
+    serve_from_front(worker, sock)
     return 0
 
 

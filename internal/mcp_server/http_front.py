@@ -1,5 +1,5 @@
-"""The front of ``toolsmith-mcp --http``: accepts every connection, reads its request head within
-a deadline, and hands the connection to the worker that holds its MCP session.
+"""The front of ``toolsmith-mcp --http``: accepts every connection, reads its first request head
+within a deadline, and hands the connection to the worker that holds its MCP session.
 
 A worker (``http_workers``) serves the MCP app for its share of the sessions; a session's every
 request reaches the worker that created it, because the session ids a worker gives out carry its
@@ -7,39 +7,33 @@ index (``<index>-<id>``). The front does no HTTP serving of its own beyond that 
 
 - **Deadlines and caps**: a connection whose request head has not arrived within
   ``HEADER_READ_TIMEOUT_S`` of its accept is closed; a head over ``MAX_HEADER_BYTES`` is refused
-  (431). At most ``MAX_PENDING_CONNECTIONS`` connections wait for their heads: one more closes
-  the one that has waited longest (a flood of half-sent requests cannot keep out a client that
-  sends its request at once).
+  (431), and so is a declared body over ``MAX_BODY_BYTES`` (413). At most
+  ``MAX_PENDING_CONNECTIONS`` connections wait for their heads: one more closes the one that has
+  waited longest (a flood of half-sent requests cannot keep out a client that sends its request
+  at once).
 - **Routing**: by the ``Mcp-Session-Id``'s worker index; a request without one (an initialize)
-  goes to the worker with the most free session slots. The head is passed on with the
-  session id as the worker knows it, and ``Connection: close``: the next request on a
-  connection may belong to another worker's session, so every request comes on its own
-  connection.
-- **Clients that open a session per call**: the front counts, per client (bearer token and
-  address), the sessions that were deleted after at most one request; a session's requests
-  carry that count (``CLIENT_HINT_HEADER``) while it has made at most one call, so the server can
-  tell the model why a file it read "earlier" is unknown (see ``server.per_call_note``).
+  goes to the worker with the most free session slots. The worker then serves the connection's
+  later requests itself (keep-alive); one for another worker's session it hands back here with
+  the request it read (:meth:`Front.take_back`), and the front routes it again.
+- **Clients that open a session per call**: a worker that sees a session end after at most one
+  call tells the others, through the front (``http_sessions.ClientHistory``).
 - ``GET /healthz`` is answered here: 200 while every worker runs, 503 otherwise. So are a head
-  that cannot be parsed (400), one over the size limit (431), a declared body over
-  ``MAX_BODY_BYTES`` (413), and a request for a worker being restarted (503).
+  that cannot be parsed (400), and a request for a worker being restarted (503).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import socket
-import time
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from ..logs import logger
 from .http_limits import (
-    CLIENT_HINT_HEADER,
     HEADER_READ_TIMEOUT_S,
     HEALTH_PATH,
     MAX_BODY_BYTES,
@@ -52,19 +46,6 @@ log = logger("toolsmith")
 
 #: Bytes read from a connection at a time while its head arrives.
 READ_CHUNK = 64 * 1024
-#: A session deleted after at most this many POSTs (``notifications/initialized`` and one
-#: request) made one call: its client opens sessions per call.
-ONE_CALL_POSTS = 2
-#: Clients' sessions of at most one call are counted over this window...
-PER_CALL_WINDOW_S = 10 * 60
-#: ... at most this many per client (the hint says "at least N"), for at most this many clients
-#: and this many sessions being counted (the least recently seen are forgotten first).
-MAX_COUNTED_PER_CLIENT = 8
-MAX_CLIENTS = 1024
-MAX_COUNTED_SESSIONS = 4096
-#: Request headers the front drops from what a client sent: connection management is the
-#: front's, and the hint header is the front's alone to set.
-DROPPED_HEADERS = frozenset({b"connection", b"keep-alive", b"proxy-connection", CLIENT_HINT_HEADER.encode()})
 
 
 class Worker(Protocol):
@@ -78,6 +59,10 @@ class Worker(Protocol):
 
     def alive(self) -> bool: ...
 
+    def tell(self, message: dict[str, object]) -> None:
+        """Pass ``message`` (from another worker, through the front) to this worker."""
+        ...
+
     async def hand_over(self, conn: socket.socket, head: bytes) -> None:
         """Serve ``conn``, whose first bytes (already read) are ``head``; takes ownership of it."""
         ...
@@ -86,104 +71,28 @@ class Worker(Protocol):
 @dataclass
 class RequestHead:
     method: bytes
-    target: bytes
-    #: The header lines as received (without the line ends), minus those the front drops.
-    lines: list[bytes]
+    path: bytes
     session_id: str | None = None
-    authorization: bytes = b""
     content_length: int = 0
-
-    @property
-    def path(self) -> bytes:
-        return self.target.split(b"?", 1)[0]
 
 
 def parse_head(head: bytes) -> RequestHead | None:
-    """The request line and headers of ``head`` (ending with the blank line); None when malformed."""
+    """What the front needs of ``head`` (ending with the blank line); None when malformed."""
     request_line, *header_lines = head[:-4].split(b"\r\n")
     parts = request_line.split(b" ")
     if len(parts) != 3 or not parts[2].startswith(b"HTTP/1."):
         return None
-    parsed = RequestHead(parts[0], parts[1], [])
+    parsed = RequestHead(parts[0], parts[1].split(b"?", 1)[0])
     for line in header_lines:
         name, colon, value = line.partition(b":")
         if not colon:
             return None
         key = name.strip().lower()
-        if key in DROPPED_HEADERS:
-            continue
         if key == b"mcp-session-id":
             parsed.session_id = value.strip().decode("latin-1")
-            continue  # written again by rewritten(), as the worker knows it
-        if key == b"authorization":
-            parsed.authorization = value.strip()
         elif key == b"content-length":
             parsed.content_length = int(value) if value.strip().isdigit() else 0
-        parsed.lines.append(line)
     return parsed
-
-
-def rewritten(head: RequestHead, session_id: str | None, hint: int) -> bytes:
-    """The head passed to a worker: its session id as the worker knows it, ``Connection: close``
-    and, for a client that opens sessions per call, the hint."""
-    lines = [b" ".join((head.method, head.target, b"HTTP/1.1")), *head.lines]
-    if session_id is not None:
-        lines.append(b"mcp-session-id: " + session_id.encode("latin-1"))
-    if hint:
-        lines.append(CLIENT_HINT_HEADER.encode() + b": " + str(hint).encode())
-    lines.append(b"connection: close")
-    return b"\r\n".join(lines) + b"\r\n\r\n"
-
-
-@dataclass
-class _Counted:
-    client: str
-    posts: int = 0
-
-
-@dataclass
-class ClientHistory:
-    """Per client, when its sessions that made at most one call were deleted (bounded)."""
-
-    sessions: OrderedDict[str, _Counted] = field(default_factory=OrderedDict)
-    one_call: OrderedDict[str, deque[float]] = field(default_factory=OrderedDict)
-
-    def seen(self, session_id: str, client: str, method: bytes) -> int:
-        """Count a request of ``session_id``; the hint for it: how many sessions of its client
-        made at most one call (0 once this session is past its first call)."""
-        counted = self.sessions.pop(session_id, None) or _Counted(client)
-        self.sessions[session_id] = counted
-        if len(self.sessions) > MAX_COUNTED_SESSIONS:
-            self.sessions.popitem(last=False)
-        if method == b"DELETE":
-            del self.sessions[session_id]
-            if counted.posts <= ONE_CALL_POSTS:
-                self._one_call_session(client)
-            return 0
-        if method == b"POST":
-            counted.posts += 1
-        return self.recent(client) if counted.posts <= ONE_CALL_POSTS else 0
-
-    def _one_call_session(self, client: str) -> None:
-        times = self.one_call.pop(client, None) or deque(maxlen=MAX_COUNTED_PER_CLIENT)
-        times.append(time.monotonic())
-        self.one_call[client] = times
-        if len(self.one_call) > MAX_CLIENTS:
-            self.one_call.popitem(last=False)
-
-    def recent(self, client: str) -> int:
-        times = self.one_call.get(client)
-        if not times:
-            return 0
-        since = time.monotonic() - PER_CALL_WINDOW_S
-        return sum(1 for t in times if t >= since)
-
-
-def client_of(head: RequestHead, peer: object) -> str:
-    """Who a request comes from, as far as the front can tell: its bearer token and address."""
-    host = peer[0] if isinstance(peer, tuple) and peer else ""
-    token = hashlib.sha256(head.authorization).hexdigest()[:16] if head.authorization else ""
-    return f"{token}@{host}"
 
 
 class Front:
@@ -192,7 +101,6 @@ class Front:
     def __init__(self, listener: socket.socket, workers: Sequence[Worker]) -> None:
         self.listener = listener
         self.workers = list(workers)
-        self.history = ClientHistory()
         #: Connections waiting for their heads, the longest-waiting first.
         self._pending: OrderedDict[socket.socket, asyncio.Task[None]] = OrderedDict()
         self._next = 0
@@ -212,65 +120,84 @@ class Front:
                         await accepting
                     return
                 try:
-                    conn, peer = accepting.result()
+                    conn, _ = accepting.result()
                 except OSError as exc:  # EMFILE and the like: wait a moment, keep serving
                     log.warning("accepting a connection failed: %s", exc)
                     await asyncio.sleep(0.1)
                     continue
-                self._admit(conn, peer)
+                self._admit(conn)
         finally:
             stopping.cancel()
             for task in list(self._pending.values()):
                 task.cancel()
 
-    def _admit(self, conn: socket.socket, peer: object) -> None:
+    def _admit(self, conn: socket.socket) -> None:
         if len(self._pending) >= MAX_PENDING_CONNECTIONS:
             _, oldest = self._pending.popitem(last=False)
             oldest.cancel()
         conn.setblocking(False)
-        self._pending[conn] = asyncio.ensure_future(self._serve_connection(conn, peer))
+        if conn.family in (socket.AF_INET, socket.AF_INET6):  # whatever socket an embedder listens on
+            with contextlib.suppress(OSError):
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._pending[conn] = asyncio.ensure_future(self._serve_connection(conn))
 
-    async def _serve_connection(self, conn: socket.socket, peer: object) -> None:
-        handed = False
+    async def _serve_connection(self, conn: socket.socket) -> None:
         try:
             try:
                 received = await asyncio.wait_for(_read_head(conn), HEADER_READ_TIMEOUT_S)
-            except TimeoutError:
-                return
             finally:
                 self._pending.pop(conn, None)
-            if received is None:
-                return
-            if isinstance(received, int):
-                await _answer(conn, received, "The request head is too large." if received == 431 else "Bad request.")
-                return
-            head, rest = received
-            if head.content_length > MAX_BODY_BYTES:
+        except (TimeoutError, asyncio.CancelledError, OSError):
+            conn.close()
+            return
+        if received is None:
+            conn.close()
+            return
+        await self.route(conn, *received)
+
+    async def take_back(self, conn: socket.socket, data: bytes) -> None:
+        """A connection a worker hands back: ``data`` is its next request, read whole, for
+        another worker's session."""
+        end = data.find(b"\r\n\r\n")
+        parsed = parse_head(data[: end + 4]) if end >= 0 else None
+        conn.setblocking(False)
+        if parsed is None:
+            await _answer(conn, 400, "Bad request.")
+            conn.close()
+            return
+        await self.route(conn, data[: end + 4], data[end + 4 :], parsed)
+
+    async def route(self, conn: socket.socket, head: bytes, rest: bytes, parsed: RequestHead | int) -> None:
+        """Answer the request of ``head`` here, or hand the connection to its worker."""
+        try:
+            if isinstance(parsed, int):
+                await _answer(conn, parsed, "The request head is too large." if parsed == 431 else "Bad request.")
+            elif parsed.content_length > MAX_BODY_BYTES:
                 await _answer(conn, 413, f"The request body is larger than {MAX_BODY_BYTES} bytes.")
-                return
-            if head.path == HEALTH_PATH.encode() and head.method == b"GET":
+            elif parsed.path == HEALTH_PATH.encode() and parsed.method == b"GET":
                 await self._health(conn)
-                return
-            worker, bytes_ = self._route(head, peer)
-            if not worker.alive():
-                await _answer(conn, 503, "The worker of this session is restarting; its sessions are lost. Retry.")
-                return
-            handed = True
-            await worker.hand_over(conn, bytes_ + rest)
+            else:
+                worker = self._worker_for(parsed)
+                if not worker.alive():
+                    await _answer(conn, 503, "The worker of this session is restarting; its sessions are lost. Retry.")
+                else:
+                    await worker.hand_over(conn, head + rest)
+                    return  # the worker owns the connection now
         except (asyncio.CancelledError, OSError):
             pass
-        finally:
-            if not handed:
-                conn.close()
+        conn.close()
 
-    def _route(self, head: RequestHead, peer: object) -> tuple[Worker, bytes]:
-        client = client_of(head, peer)
-        if head.session_id is None:
-            return self._for_new_session(), rewritten(head, None, 0)
-        index, inner = split_session_id(head.session_id)
-        worker = self.workers[index] if index is not None and index < len(self.workers) else self.workers[0]
-        hint = self.history.seen(head.session_id, client, head.method)
-        return worker, rewritten(head, inner if index is not None else head.session_id, hint)
+    def relay(self, message: dict[str, object], sender: int) -> None:
+        """A worker's report that the others must know (a client's one-call session)."""
+        for worker in self.workers:
+            if worker.index != sender:
+                worker.tell(message)
+
+    def _worker_for(self, parsed: RequestHead) -> Worker:
+        if parsed.session_id is None:
+            return self._for_new_session()
+        index, _ = split_session_id(parsed.session_id)
+        return self.workers[index] if index is not None and index < len(self.workers) else self.workers[0]
 
     def _for_new_session(self) -> Worker:
         """The worker with the most free session slots (round robin among equals)."""
@@ -286,9 +213,9 @@ class Front:
         await _answer(conn, 200 if ok else 503, body)
 
 
-async def _read_head(conn: socket.socket) -> tuple[RequestHead, bytes] | int | None:
-    """The request head and the bytes after it; an HTTP status when it cannot be served; None when
-    the client closed first."""
+async def _read_head(conn: socket.socket) -> tuple[bytes, bytes, RequestHead | int] | None:
+    """The request head, the bytes after it, and what it says (an HTTP status when it cannot be
+    served); None when the client closed first."""
     loop = asyncio.get_running_loop()
     buffer = b""
     while True:
@@ -299,12 +226,13 @@ async def _read_head(conn: socket.socket) -> tuple[RequestHead, bytes] | int | N
         end = buffer.find(b"\r\n\r\n")
         if end < 0:
             if len(buffer) > MAX_HEADER_BYTES:
-                return 431
+                return buffer, b"", 431
             continue
-        if end + 4 > MAX_HEADER_BYTES:
-            return 431
-        head = parse_head(buffer[: end + 4])
-        return 400 if head is None else (head, buffer[end + 4 :])
+        head, rest = buffer[: end + 4], buffer[end + 4 :]
+        if len(head) > MAX_HEADER_BYTES:
+            return head, rest, 431
+        parsed = parse_head(head)
+        return head, rest, 400 if parsed is None else parsed
 
 
 _REASONS = {

@@ -3,6 +3,8 @@ them), and the form of the session ids the front routes by."""
 
 from __future__ import annotations
 
+import hashlib
+
 #: A connection whose request head (request line and headers) has not all arrived this long
 #: after it was accepted is closed (the front, ``http_front``).
 HEADER_READ_TIMEOUT_S = 10.0
@@ -26,9 +28,6 @@ MAX_DEFAULT_WORKERS = 8
 #: The health endpoint (GET), answered by the front without Host or token checks: it says only
 #: whether the workers run.
 HEALTH_PATH = "/healthz"
-#: Set by the front on the requests of a session that has made at most one call: how many
-#: sessions of the same client (token and address) were recently deleted after one call.
-CLIENT_HINT_HEADER = "x-toolsmith-one-call-sessions"
 
 
 def external_session_id(index: int, session_id: str) -> str:
@@ -42,3 +41,11 @@ def split_session_id(external: str) -> tuple[int | None, str]:
     if not dash or not index.isdigit() or len(index) > 4 or not inner:
         return None, external
     return int(index), inner
+
+
+def client_identity(authorization: bytes, peer: object) -> str:
+    """Who a request comes from, as far as the server can tell: its ``Authorization`` header (the
+    bearer token) and address."""
+    host = peer[0] if isinstance(peer, (tuple, list)) and peer else ""
+    token = hashlib.sha256(authorization).hexdigest()[:16] if authorization else ""
+    return f"{token}@{host}"

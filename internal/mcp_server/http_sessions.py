@@ -1,8 +1,7 @@
 """A worker's side of ``toolsmith-mcp --http``: what surrounds the SDK's app for every request.
 
-- :class:`WorkerSessionIds` (outermost): the worker's index put in front of every session id it
-  gives out (``http_limits``); then the Host/token guard (``http_guard``), so no one without the
-  token gets a body read.
+- ``http_routing.WorkerSessionIds`` (outermost), then the Host/token guard (``http_guard``), so
+  no one without the token gets a body read.
 - :class:`RequestLimits`: the body within ``BODY_READ_TIMEOUT_S`` of the head (408 otherwise) and
   at most ``MAX_BODY_BYTES`` (413); a :class:`ClientWatch` in the request's scope, fired when the
   client goes away (closes the connection, times out) before the response is complete, so the
@@ -12,6 +11,11 @@
   more is answered 503, saying why; a session with no request in flight is closed after
   ``--session-idle`` (sooner, ``ONE_SHOT_IDLE_S``, when it made at most one call), its toolsmith
   session with it; a client's DELETE closes both at once.
+- :class:`ClientHistory`: per client (bearer token and address, ``http_limits.client_identity``),
+  when its sessions ended after at most one call. A session keeps the count of its client's at
+  its opening, so the server can tell the model why a file it read "earlier" is unknown
+  (``server.per_call_note``). A worker that sees such a session end tells the others through the
+  front (``on_one_call``; ``http_front.Front.relay``).
 """
 
 from __future__ import annotations
@@ -20,12 +24,13 @@ import asyncio
 import contextlib
 import json
 import time
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..logs import logger
-from .http_limits import BODY_READ_TIMEOUT_S, MAX_BODY_BYTES, external_session_id
+from .http_limits import BODY_READ_TIMEOUT_S, MAX_BODY_BYTES, client_identity
 
 log = logger("toolsmith")
 
@@ -37,6 +42,12 @@ Send = Callable[[Any], Awaitable[None]]
 CLIENT_WATCH_KEY = "toolsmith.client_watch"
 #: Idle sessions are looked for this often (or four times per idle limit, when shorter).
 REAP_INTERVAL_S = 60.0
+#: Clients' sessions of at most one call are counted over this window, at most this many per
+#: client (the note says "at least N"), for at most this many clients (the least recently seen
+#: are forgotten first).
+PER_CALL_WINDOW_S = 10 * 60
+MAX_COUNTED_PER_CLIENT = 8
+MAX_CLIENTS = 1024
 
 
 class ClientWatch:
@@ -89,7 +100,7 @@ class RequestLimits:
             await self.app(scope, receive, send)
             return
         try:
-            body = await asyncio.wait_for(_read_body(receive), BODY_READ_TIMEOUT_S)
+            body = await asyncio.wait_for(read_body(receive), BODY_READ_TIMEOUT_S)
         except TimeoutError:
             await respond(send, 408, f"The request body did not arrive within {BODY_READ_TIMEOUT_S:g} s.")
             return
@@ -125,28 +136,7 @@ class RequestLimits:
                 watch.fire()  # the response never completed: the client cannot get the result
 
 
-class WorkerSessionIds:
-    """ASGI middleware (outermost): the session ids this worker gives out carry its index, which
-    the front routes by (and strips from the requests it passes on)."""
-
-    def __init__(self, app: Any, index: int) -> None:
-        self.app = app
-        self.index = index
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        async def prefixed(message: Any) -> None:
-            if message.get("type") == "http.response.start":
-                message["headers"] = [
-                    (k, external_session_id(self.index, v.decode("latin-1")).encode("latin-1"))
-                    if k.lower() == b"mcp-session-id" else (k, v)
-                    for k, v in message.get("headers") or []
-                ]  # fmt: skip
-            await send(message)
-
-        await self.app(scope, receive, prefixed if scope.get("type") == "http" else send)
-
-
-async def _read_body(receive: Receive) -> bytes | None:
+async def read_body(receive: Receive) -> bytes | None:
     """The whole body (at most MAX_BODY_BYTES + 1 bytes of it); None when the client left."""
     chunks: list[bytes] = []
     size = 0
@@ -169,6 +159,27 @@ async def respond(send: Send, status: int, message: str, headers: list[tuple[byt
     await send({"type": "http.response.body", "body": body})
 
 
+@dataclass
+class ClientHistory:
+    """Per client, when its sessions that made at most one call ended (bounded)."""
+
+    one_call: OrderedDict[str, deque[float]] = field(default_factory=OrderedDict)
+
+    def one_call_session(self, client: str) -> None:
+        times = self.one_call.pop(client, None) or deque(maxlen=MAX_COUNTED_PER_CLIENT)
+        times.append(time.monotonic())
+        self.one_call[client] = times
+        if len(self.one_call) > MAX_CLIENTS:
+            self.one_call.popitem(last=False)
+
+    def recent(self, client: str) -> int:
+        times = self.one_call.get(client)
+        if not times:
+            return 0
+        since = time.monotonic() - PER_CALL_WINDOW_S
+        return sum(1 for t in times if t >= since)
+
+
 class SessionHolder(Protocol):
     """What the gate needs of the server (server.ToolsmithServer): its idle limits, where the
     SDK's app serves, and the toolsmith sessions' calls, closed with their MCP sessions."""
@@ -186,6 +197,10 @@ class SessionHolder(Protocol):
 
 @dataclass
 class HttpSession:
+    #: Who opened it (``client_identity``), and how many sessions of theirs had ended after at
+    #: most one call when it opened (server.per_call_note).
+    client: str = ""
+    one_call_sessions: int = 0
     last_active: float = field(default_factory=time.monotonic)
     #: Requests of this session being served, its event stream (GET) aside: a client that keeps
     #: the stream open but makes no call is idle.
@@ -204,6 +219,7 @@ class SessionGate:
         total: int,
         on_closed: list[Callable[[str], None]] | None = None,
         on_change: Callable[[int], None] | None = None,
+        on_one_call: Callable[[str], None] | None = None,
     ) -> None:
         self.app = app
         self.server = server
@@ -214,9 +230,16 @@ class SessionGate:
         self.opening = 0
         self.on_closed = on_closed or []
         self.on_change = on_change
+        self.on_one_call = on_one_call
+        self.history = ClientHistory()
 
     def free_slots(self) -> int:
         return self.share - len(self.sessions) - self.opening
+
+    def one_call_sessions(self, session_id: str) -> int:
+        """How many one-call sessions the client of ``session_id`` had ended when it opened it."""
+        entry = self.sessions.get(session_id)
+        return 0 if entry is None else entry.one_call_sessions
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") != "http":
@@ -244,13 +267,21 @@ class SessionGate:
             await self.app(scope, receive, noting)
         finally:
             self.opening -= 1
-            for session_id in created:
-                self.sessions.setdefault(session_id, HttpSession())
+            if created:
+                headers = dict(scope.get("headers") or [])
+                client = client_identity(headers.get(b"authorization", b"").strip(), scope.get("client"))
+                for session_id in created:
+                    self.sessions.setdefault(session_id, HttpSession(client, self.history.recent(client)))
             self._changed()
 
     async def _serve(self, session_id: str, scope: Scope, receive: Receive, send: Send) -> None:
         entry = self.sessions.get(session_id)
         method = scope.get("method")
+        if method == "DELETE" and entry is not None and self.server.calls_of(session_id) <= 1:
+            # Noted before the DELETE is answered: the client's next session may come at once.
+            self.history.one_call_session(entry.client)
+            if self.on_one_call is not None:
+                self.on_one_call(entry.client)
         counted = entry is not None and method != "GET"
         if entry is not None and counted:
             entry.in_flight += 1
@@ -273,7 +304,8 @@ class SessionGate:
             await self._closed(session_id)
 
     async def _closed(self, session_id: str) -> None:
-        if self.sessions.pop(session_id, None) is None:
+        entry = self.sessions.pop(session_id, None)
+        if entry is None:
             return
         for forget in self.on_closed:
             forget(session_id)

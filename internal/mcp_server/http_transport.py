@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from .http_workers import AppWorker, ProcessWorker
 
 if TYPE_CHECKING:
-    from .http_sessions import SessionGate
     from .server import ToolsmithServer
 
 DEFAULT_HOST = "127.0.0.1"
@@ -37,10 +36,12 @@ def worker_app(
     remote: bool = False,
     tokens: list[str] | None = None,
     extra_hosts: list[str] | None = None,
-) -> tuple[Any, SessionGate]:
-    """The ASGI app one worker serves (its sessions: ``share`` of ``total``), and its gate."""
+) -> AppWorker:
+    """The ASGI app one worker serves (its sessions: ``share`` of ``total``), with its gate and
+    its hand-back (``to_front`` is set by whoever runs the worker with a front)."""
     from .http_guard import HttpGuard, allowed_hosts
-    from .http_sessions import RequestLimits, SessionGate, WorkerSessionIds
+    from .http_routing import HandBack, WorkerSessionIds
+    from .http_sessions import RequestLimits, SessionGate
 
     server.accept_http_sessions()
     server.http_path = HTTP_PATH
@@ -54,9 +55,11 @@ def worker_app(
         transport_security=_guarded_transport(),
     )
     gate = SessionGate(sdk_app, server, share=share, total=total)
+    server.one_call_sessions = gate.one_call_sessions
     guard = HttpGuard(RequestLimits(gate), hosts=allowed_hosts(host, extra_hosts or []), tokens=tokens or [])
     gate.on_closed.append(guard.forget)
-    return WorkerSessionIds(guard, index), gate
+    hand_back = HandBack()
+    return AppWorker(server, WorkerSessionIds(guard, index, hand_back), index=index, gate=gate, hand_back=hand_back)
 
 
 async def serve_http(
@@ -73,14 +76,14 @@ async def serve_http(
     from .http_front import Front
 
     host = sock.getsockname()[0]
-    app, gate = worker_app(
+    worker = worker_app(
         server, host, index=0, share=server.max_sessions, total=server.max_sessions, remote=remote, tokens=tokens,
         extra_hosts=extra_hosts,
     )  # fmt: skip
-    worker = AppWorker(server, app, index=0, gate=gate)
+    front = Front(sock, [worker])
     await worker.start()
     try:
-        await Front(sock, [worker]).serve(stop)
+        await front.serve(stop)
     finally:
         await worker.stop()
 
@@ -93,10 +96,12 @@ async def serve_http_workers(sock: socket.socket, spec: dict[str, Any], *, worke
 
     shares = [total // workers + (1 if i < total % workers else 0) for i in range(workers)]
     started = [ProcessWorker(i, spec, share) for i, share in enumerate(shares)]
+    front = Front(sock, started)
     try:
         for worker in started:
+            worker.front = front
             await worker.start()
-        await Front(sock, started).serve(stop)
+        await front.serve(stop)
     finally:
         await asyncio.gather(*(worker.stop() for worker in started))
 
@@ -129,7 +134,9 @@ def is_loopback(host: str) -> bool:
 
 def listen(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: accepted sockets inherit it, and asyncio sets TCP_NODELAY only on
+    # sockets that say TCP (without it, Nagle and delayed ACKs stall keep-alive calls ~40 ms).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(LISTEN_BACKLOG)

@@ -23,13 +23,17 @@ import os
 import signal
 import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..logs import logger
 from .http_limits import MAX_HEADER_BYTES, MAX_WORKER_CONNECTIONS
+from .http_routing import HandBack
 
 if TYPE_CHECKING:
+    from .http_front import Front
+    from .http_sessions import SessionGate
     from .server import ToolsmithServer
 
 log = logger("toolsmith")
@@ -54,12 +58,16 @@ PR_SET_PDEATHSIG = 1
 class AppWorker:
     """The MCP app of ``server`` under uvicorn, fed connections by :meth:`hand_over`."""
 
-    def __init__(self, server: ToolsmithServer, app: Any, *, index: int, gate: Any) -> None:
+    def __init__(
+        self, server: ToolsmithServer, app: Any, *, index: int, gate: SessionGate, hand_back: HandBack
+    ) -> None:
         import uvicorn
 
         self.index = index
         self.server = server
         self.gate = gate
+        self.hand_back = hand_back
+        self._protocol_factory: Callable[[], asyncio.Protocol] | None = None
 
         class Uvicorn(uvicorn.Server):
             ready = asyncio.Event()
@@ -96,22 +104,40 @@ class AppWorker:
     def free_slots(self) -> int:
         return int(self.gate.free_slots())
 
+    def tell(self, message: dict[str, Any]) -> None:
+        """Another worker's report: a session of ``message["one_call"]`` (a client) ended after
+        at most one call."""
+        if isinstance(message.get("one_call"), str):
+            self.gate.history.one_call_session(message["one_call"])
+
     async def hand_over(self, conn: socket.socket, head: bytes) -> None:
         """Serve ``conn`` as if uvicorn had accepted it and read ``head`` from it."""
-        config = self.http.config
-        # What uvicorn's own listener builds for each accepted connection (Server.startup).
-        protocol_class: Any = config.http_protocol_class
-        protocol_factory = functools.partial(
-            protocol_class, config=config, server_state=self.http.server_state,
-            app_state=self.http.lifespan.state,
-        )  # fmt: skip
         loop = asyncio.get_running_loop()
         try:
-            _, protocol = await loop.connect_accepted_socket(protocol_factory, conn)
+            transport, protocol = await loop.connect_accepted_socket(self._protocols(), conn)
         except OSError:
             conn.close()
             return
+        self.hand_back.served(getattr(protocol, "client", None), transport)
         protocol.data_received(head)
+
+    def _protocols(self) -> Callable[[], asyncio.Protocol]:
+        """What uvicorn's own listener builds for each accepted connection (Server.startup), and
+        that forgets its connection in :attr:`hand_back` when it closes."""
+        if self._protocol_factory is None:
+            config = self.http.config
+            hand_back = self.hand_back
+            base: Any = config.http_protocol_class
+
+            class Tracked(base):  # type: ignore[misc]
+                def connection_lost(self, exc: Exception | None) -> None:
+                    hand_back.closed(self.client, self.transport)
+                    super().connection_lost(exc)
+
+            self._protocol_factory = functools.partial(
+                Tracked, config=config, server_state=self.http.server_state, app_state=self.http.lifespan.state
+            )
+        return self._protocol_factory
 
     async def stop(self) -> None:
         """Stop serving (open streams get SHUTDOWN_GRACE_S), then close every session."""
@@ -136,6 +162,9 @@ class ProcessWorker:
         self.open = 0
         self.process: asyncio.subprocess.Process | None = None
         self.sock: socket.socket | None = None
+        #: Where reports of one-call sessions and handed-back connections go (set by the front's owner).
+        self.front: Front | None = None
+        self._taken_back: set[asyncio.Future[None]] = set()
         self._stopping = False
         self._watcher: asyncio.Future[None] | None = None
 
@@ -165,6 +194,11 @@ class ProcessWorker:
     def free_slots(self) -> int:
         return self.share - self.open
 
+    def tell(self, message: dict[str, Any]) -> None:
+        if self.sock is not None and self.alive():
+            with contextlib.suppress(OSError):  # behind or gone: a count is missed, nothing more
+                self.sock.send(CONTROL + json.dumps(message).encode())
+
     async def hand_over(self, conn: socket.socket, head: bytes) -> None:
         try:
             if self.sock is None or not self.alive():
@@ -186,20 +220,33 @@ class ProcessWorker:
             conn.close()  # the worker holds its own descriptor of the connection now
 
     def _on_message(self) -> None:
+        """A report (``{"open": n}``, ``{"one_call": client}``), or a connection handed back."""
         assert self.sock is not None
         while True:
             try:
-                data = self.sock.recv(MAX_MESSAGE_BYTES)
+                data, fds, _, _ = socket.recv_fds(self.sock, MAX_MESSAGE_BYTES, 1)
             except BlockingIOError:
                 return
             except OSError:
-                data = b""
-            if not data:
+                data, fds = b"", []
+            if not data and not fds:
                 asyncio.get_running_loop().remove_reader(self.sock.fileno())
                 return
+            if fds:
+                conn = socket.socket(fileno=fds[0])
+                if self.front is None:
+                    conn.close()
+                else:
+                    task = asyncio.ensure_future(self.front.take_back(conn, data[1:]))
+                    self._taken_back.add(task)
+                    task.add_done_callback(self._taken_back.discard)
+                continue
             with contextlib.suppress(ValueError):
                 report = json.loads(data[1:])
-                self.open = int(report.get("open", self.open))
+                if "open" in report:
+                    self.open = int(report["open"])
+                if "one_call" in report and self.front is not None:
+                    self.front.relay(report, self.index)
 
     async def _watch(self, process: asyncio.subprocess.Process, sock: socket.socket) -> None:
         code = await process.wait()
@@ -255,25 +302,32 @@ def read_spec(fd: int) -> tuple[socket.socket, dict[str, Any]]:
     return sock, spec
 
 
-def serve_from_front(server: ToolsmithServer, app: Any, gate: Any, sock: socket.socket, index: int) -> None:
+def serve_from_front(worker: AppWorker, sock: socket.socket) -> None:
     """Serve the connections the front passes on ``sock`` until it closes its end or SIGTERM."""
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve_from_front(server, app, gate, sock, index))
+        asyncio.run(_serve_from_front(worker, sock))
 
 
-async def _serve_from_front(server: ToolsmithServer, app: Any, gate: Any, sock: socket.socket, index: int) -> None:
+async def _serve_from_front(worker: AppWorker, sock: socket.socket) -> None:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     sock.setblocking(False)
 
-    def report(open_sessions: int) -> None:
+    def report(message: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):
-            sock.send(CONTROL + json.dumps({"open": open_sessions}).encode())
+            sock.send(CONTROL + json.dumps(message).encode())
 
-    gate.on_change = report
-    worker = AppWorker(server, app, index=index, gate=gate)
+    def to_front(fd: int, request: bytes) -> None:
+        try:
+            socket.send_fds(sock, [CONNECTION + request], [fd])
+        except OSError as exc:  # the front is gone or behind: the client sees its connection close
+            log.warning("a connection could not be handed back to the front: %s", exc)
+
+    worker.gate.on_change = lambda open_sessions: report({"open": open_sessions})
+    worker.gate.on_one_call = lambda client: report({"one_call": client})
+    worker.hand_back.to_front = to_front
     await worker.start()
     tasks: set[asyncio.Future[None]] = set()
 
@@ -289,6 +343,9 @@ async def _serve_from_front(server: ToolsmithServer, app: Any, gate: Any, sock: 
                 loop.remove_reader(sock.fileno())
                 stop.set()
                 return
+            if data[:1] == CONTROL:
+                with contextlib.suppress(ValueError):
+                    worker.tell(json.loads(data[1:]))
             for received in fds:
                 conn = socket.socket(fileno=received)
                 conn.setblocking(False)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,6 @@ from .. import __version__
 from ..cancel import CancelToken
 from ..logs import logger
 from .convert import ProgressReporter, call_result, client_roots, mcp_tool
-from .http_limits import CLIENT_HINT_HEADER
 from .http_sessions import cancel_when_client_leaves
 from .sdk import HANDSHAKE_PROTOCOL_VERSIONS, Server, ServerRequestContext, types
 
@@ -48,9 +48,9 @@ INSTRUCTIONS = (
     "change files with edit, multiedit, write or patch (view a file before changing it), run "
     "commands with bash."
 )
-#: Added to a ``not_read`` error on a session's first call when the front saw the same client
-#: delete sessions after one call (http_front.ClientHistory): the model is told why the file
-#: it "just read" is unknown, and the user how to fix the client. The check itself stays.
+#: Added to a ``not_read`` error on a session's first call when the same client recently ended
+#: sessions after one call (http_front.ClientHistory): the model is told why the file it "just
+#: read" is unknown, and the user how to fix the client. The check itself stays.
 PER_CALL_NOTE = (
     "\n\nNote: this MCP client opens a new session for every call ({count} of its recent sessions "
     "each ended after one call), so files read in an earlier call are not known to this one, and no "
@@ -95,6 +95,9 @@ class ToolsmithServer:
         self.max_sessions = max_sessions
         #: Where the SDK's app serves MCP over HTTP (the transport sets it).
         self.http_path = "/mcp"
+        #: How many sessions the client of a session recently ended after one call (over HTTP,
+        #: http_sessions.SessionGate.one_call_sessions; the transport sets it).
+        self.one_call_sessions: Callable[[str], int] = lambda key: 0
 
         self.workspace = Path(os.path.realpath(workspace))
         self.config = config
@@ -164,7 +167,7 @@ class ToolsmithServer:
             entry.running -= 1
             entry.last_used = time.monotonic()
         if entry.calls == 1 and response.metadata.get("error") == "not_read":
-            response = per_call_note(response, ctx.request)
+            response = per_call_note(response, self.one_call_sessions(key))
         return call_result(response)
 
     def accept_http_sessions(self) -> None:
@@ -256,14 +259,13 @@ class ToolsmithServer:
         return min(self.session_idle_s, self.one_shot_idle_s) if calls <= 1 else self.session_idle_s
 
 
-def per_call_note(response: ToolResponse, request: Any) -> ToolResponse:
-    """``response`` with PER_CALL_NOTE when the front counted the client's one-call sessions."""
-    headers = getattr(request, "headers", None)
-    hint = headers.get(CLIENT_HINT_HEADER) if headers is not None else None
-    if not hint or not hint.isdigit() or int(hint) < 1:
+def per_call_note(response: ToolResponse, one_call_sessions: int) -> ToolResponse:
+    """``response`` with PER_CALL_NOTE when the session's client ended sessions after one call."""
+    if one_call_sessions < 1:
         return response
     metadata = {**response.metadata, "per_call_client": True}
-    return replace(response, content=response.content + PER_CALL_NOTE.format(count=int(hint)), metadata=metadata)
+    return replace(response, content=response.content + PER_CALL_NOTE.format(count=one_call_sessions),
+                   metadata=metadata)  # fmt: skip
 
 
 async def _close_quietly(session: Session) -> None:

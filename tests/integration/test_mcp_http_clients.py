@@ -144,10 +144,13 @@ def test_sessions_are_spread_over_the_workers_and_each_keeps_its_state(workspace
         return str(json.loads(data)["result"]["content"][0]["text"])
 
     async def main() -> tuple[list[str], list[str]]:
-        async with httpx.AsyncClient(timeout=WAIT_S) as client:
+        # One connection for both sessions: the worker that gets a request for the other's session
+        # (or a second initialize) hands it back to the front.
+        async with httpx.AsyncClient(timeout=WAIT_S, limits=httpx.Limits(max_connections=1)) as client:
             a, b = [await _open_session(client, server.url) for _ in range(2)]
             await call(client, a, "cd one")
             where = [await call(client, a, "pwd"), await call(client, b, "pwd")]
+            where += [await call(client, a, "pwd"), await call(client, b, "pwd")]
             return [s["mcp-session-id"].split("-")[0] for s in (a, b)], where
 
     try:
@@ -155,4 +158,4 @@ def test_sessions_are_spread_over_the_workers_and_each_keeps_its_state(workspace
     finally:
         server.stop()
     assert sorted(workers) == ["0", "1"]  # one session on each worker
-    assert where == [str(workspace / "one"), str(workspace)]
+    assert where == [str(workspace / "one"), str(workspace)] * 2
