@@ -34,22 +34,26 @@ class HandBack:
 
     def __init__(self, to_front: ToFront | None = None) -> None:
         self.to_front = to_front
-        self.transports: dict[Any, asyncio.Transport] = {}
+        self.connections: dict[Any, Any] = {}
         #: Connections whose first request (the one the front routed) is not served yet.
         self.fresh: set[Any] = set()
 
-    def served(self, peer: Any, transport: asyncio.Transport) -> None:
-        self.transports[peer] = transport
+    def served(self, peer: Any, protocol: Any) -> None:
+        self.connections[peer] = protocol
         self.fresh.add(peer)
 
-    def closed(self, peer: Any, transport: asyncio.BaseTransport) -> None:
-        if self.transports.get(peer) is transport:  # not a later connection from the same address
-            del self.transports[peer]
+    def closed(self, peer: Any, protocol: Any) -> None:
+        if self.connections.get(peer) is protocol:  # not a later connection from the same address
+            del self.connections[peer]
             self.fresh.discard(peer)
 
     def first_request(self, scope: Scope) -> bool:
-        """Whether this is the first request of its connection (the one the front routed)."""
+        """Whether this is the first request of its connection (the one the front routed); every
+        request's head has arrived, so its connection's head deadline is lifted."""
         peer = _peer(scope.get("client"))
+        protocol = self.connections.get(peer)
+        if protocol is not None:
+            protocol.head_arrived()
         if peer in self.fresh:
             self.fresh.discard(peer)
             return True
@@ -58,7 +62,8 @@ class HandBack:
     async def give_back(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Read the request whole and hand it with its connection to the front; without a front
         to give it to, answer 404 as for any session this worker does not know."""
-        transport = self.transports.get(_peer(scope.get("client")))
+        protocol = self.connections.get(_peer(scope.get("client")))
+        transport = None if protocol is None else protocol.transport
         if self.to_front is None or transport is None:
             await respond(send, 404, "Session not found")
             return

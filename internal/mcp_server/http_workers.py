@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..logs import logger
-from .http_limits import MAX_HEADER_BYTES, MAX_WORKER_CONNECTIONS
+from .http_limits import HEADER_READ_TIMEOUT_S, MAX_HEADER_BYTES, MAX_WORKER_CONNECTIONS
 from .http_routing import HandBack
 
 if TYPE_CHECKING:
@@ -114,24 +114,44 @@ class AppWorker:
         """Serve ``conn`` as if uvicorn had accepted it and read ``head`` from it."""
         loop = asyncio.get_running_loop()
         try:
-            transport, protocol = await loop.connect_accepted_socket(self._protocols(), conn)
+            _, protocol = await loop.connect_accepted_socket(self._protocols(), conn)
         except OSError:
             conn.close()
             return
-        self.hand_back.served(getattr(protocol, "client", None), transport)
+        self.hand_back.served(getattr(protocol, "client", None), protocol)
         protocol.data_received(head)
 
     def _protocols(self) -> Callable[[], asyncio.Protocol]:
         """What uvicorn's own listener builds for each accepted connection (Server.startup), and
-        that forgets its connection in :attr:`hand_back` when it closes."""
+        that keeps the front's head deadline for the requests after the first (keep-alive: the
+        front never sees them), and forgets its connection in :attr:`hand_back` when it closes."""
         if self._protocol_factory is None:
             config = self.http.config
             hand_back = self.hand_back
             base: Any = config.http_protocol_class
 
             class Tracked(base):  # type: ignore[misc]
+                between_requests = False
+                head_deadline: asyncio.TimerHandle | None = None
+
+                def data_received(self, data: bytes) -> None:
+                    if self.between_requests and self.head_deadline is None:
+                        self.head_deadline = self.loop.call_later(HEADER_READ_TIMEOUT_S, self.transport.close)
+                    self.between_requests = False
+                    super().data_received(data)
+
+                def on_response_complete(self) -> None:
+                    self.between_requests = True
+                    super().on_response_complete()
+
+                def head_arrived(self) -> None:
+                    if self.head_deadline is not None:
+                        self.head_deadline.cancel()
+                        self.head_deadline = None
+
                 def connection_lost(self, exc: Exception | None) -> None:
-                    hand_back.closed(self.client, self.transport)
+                    self.head_arrived()
+                    hand_back.closed(self.client, self)
                     super().connection_lost(exc)
 
             self._protocol_factory = functools.partial(

@@ -109,6 +109,26 @@ def test_half_sent_requests_are_closed_and_others_are_served_meanwhile(
             sock.close()
 
 
+def test_a_kept_connection_whose_next_head_stalls_is_closed(
+    workspace: Path, tmp_path: Path, servers: list[Server]
+) -> None:
+    """After a first request the worker serves the connection (keep-alive), beyond the front: a
+    second head that stops halfway is closed on the same deadline."""
+    server = Server(workspace, tmp_path)
+    servers.append(server)
+    sock = socket.create_connection(("127.0.0.2", server.port), timeout=WAIT_S)
+    with sock:
+        first = f"DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.2:{server.port}\r\nMcp-Session-Id: 0-unknown\r\n\r\n"
+        sock.sendall(first.encode())
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += sock.recv(65536)
+        assert answer.startswith(b"HTTP/1.1 404")
+        started = time.monotonic()
+        sock.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.2:{server.port}\r\n".encode())
+        assert _closed_by_server(sock, started + HALF_SENT_CLOSED_S)
+
+
 def test_a_flood_of_silent_connections_does_not_keep_a_client_out(
     workspace: Path, tmp_path: Path, servers: list[Server]
 ) -> None:
