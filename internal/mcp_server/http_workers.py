@@ -1,11 +1,14 @@
 """The workers behind the front of ``toolsmith-mcp --http`` (``http_front``).
 
-- :class:`AppWorker` serves the MCP app (the SDK's, behind ``HttpGuard``, ``RequestLimits`` and
-  ``SessionGate``) under uvicorn in this process; the front hands it connections whose request
-  head it already read (``hand_over``). ``--workers 1`` and ``serve_http`` (embedding) use one.
+- :class:`AppWorker` serves the MCP app (the SDK's, behind ``WorkerSessionIds``, ``HttpGuard``,
+  ``RequestLimits`` and ``SessionGate``) under uvicorn in this process; the front hands it
+  connections whose request head it already read (``hand_over``), and it serves their later
+  requests too, under the same head deadline. ``--workers 1`` and ``serve_http`` (embedding)
+  use one.
 - :class:`ProcessWorker` is the front's end of a worker process: it starts it, passes it each
   connection (the descriptor and the head) over a Unix socket pair, hears how many sessions it
-  holds, and starts it again if it dies (its sessions are lost: their clients get 404 and open
+  holds, which clients' sessions ended after one call (passed on to the other workers), and which
+  connections it hands back; and starts it again if it dies (its sessions are lost: their clients get 404 and open
   new ones). The process (``cli.worker_main``) is an :class:`AppWorker` fed from that socket
   (:func:`read_spec`, :func:`serve_from_front`).
 
