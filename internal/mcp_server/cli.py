@@ -206,13 +206,13 @@ def _serve_http(prepared: Prepared, argv: list[str] | None) -> int:
     return 0
 
 
-def worker_main(fd: int) -> int:
+def worker_main(fd: str) -> int:
     """A worker process of ``toolsmith-mcp --http`` (http_workers): its spec, from the front on
-    ``fd``, is the front's command line and what the front resolved (tokens, its share)."""
+    descriptor ``fd``, is the front's command line and what the front resolved (tokens, its share)."""
     from .http_transport import worker_app
     from .http_workers import read_spec, serve_from_front
 
-    sock, spec = read_spec(fd)
+    sock, spec = read_spec(int(fd))
     prepared = prepare(list(spec["argv"]))
     if isinstance(prepared, int):
         return prepared

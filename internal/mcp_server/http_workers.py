@@ -27,9 +27,9 @@ import signal
 import socket
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..bootstrap import entry_argv
 from ..logs import logger
 from .http_limits import HEADER_READ_TIMEOUT_S, MAX_HEADER_BYTES, MAX_WORKER_CONNECTIONS
 from .http_routing import HandBack
@@ -196,10 +196,9 @@ class ProcessWorker:
         for end in (ours, theirs):
             end.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SOCKET_BUFFER_BYTES)
             end.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SOCKET_BUFFER_BYTES)
-        package = str(Path(__file__).resolve().parent.parent)
         try:
             self.process = await asyncio.create_subprocess_exec(
-                sys.executable, "-c", _BOOTSTRAP, package, str(theirs.fileno()),
+                *entry_argv("mcp_server.cli", "worker_main", str(theirs.fileno())),
                 stdin=asyncio.subprocess.DEVNULL, pass_fds=(theirs.fileno(),),
             )  # fmt: skip
         finally:
@@ -300,20 +299,6 @@ class ProcessWorker:
         if self._watcher is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watcher
-
-
-#: Loads this very package (installed, or a checkout's internal/ as ``agent_toolsmith``) in the
-#: worker process, so it runs the same code as the front.
-_BOOTSTRAP = (
-    "import importlib.util, sys\n"
-    "spec = importlib.util.spec_from_file_location('agent_toolsmith', sys.argv[1] + '/__init__.py',"
-    " submodule_search_locations=[sys.argv[1]])\n"
-    "module = importlib.util.module_from_spec(spec)\n"
-    "sys.modules['agent_toolsmith'] = module\n"
-    "spec.loader.exec_module(module)\n"
-    "from agent_toolsmith.mcp_server.cli import worker_main\n"
-    "sys.exit(worker_main(int(sys.argv[2])))\n"
-)
 
 
 def read_spec(fd: int) -> tuple[socket.socket, dict[str, Any]]:

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -67,16 +67,6 @@ class HttpServer:
     def stop(self) -> None:
         self.process.send_signal(signal.SIGTERM)
         assert self.process.wait(WAIT_S) == 0
-
-
-@pytest.fixture
-def http_server(workspace: Path, tmp_path: Path) -> Iterator[HttpServer]:
-    server = HttpServer(workspace, tmp_path)
-    try:
-        yield server
-    finally:
-        if server.process.poll() is None:
-            server.stop()
 
 
 @asynccontextmanager

@@ -8,7 +8,6 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,16 +22,6 @@ from tests.integration.test_mcp import WAIT_S, HttpServer, processes_with, run, 
 GONE_WITHIN_S = 8.0
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 HELLO = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "abort", "version": "1"}}
-
-
-@pytest.fixture
-def server(workspace: Path, tmp_path: Path) -> Iterator[HttpServer]:
-    started = HttpServer(workspace, tmp_path)
-    try:
-        yield started
-    finally:
-        if started.process.poll() is None:
-            started.stop()
 
 
 async def _gone_within(token: str, seconds: float) -> float:
@@ -54,22 +43,22 @@ async def _open_session(client: httpx.AsyncClient, url: str) -> dict[str, str]:
     return session
 
 
-def test_a_client_that_closes_the_stream_stops_its_call(server: HttpServer) -> None:
+def test_a_client_that_closes_the_stream_stops_its_call(http_server: HttpServer) -> None:
     token = f"abort-{uuid.uuid4().hex}"
 
     async def main() -> tuple[float, str]:
         async with httpx.AsyncClient(timeout=WAIT_S) as client:
-            session = await _open_session(client, server.url)
+            session = await _open_session(client, http_server.url)
             call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                     "params": {"name": "bash", "arguments": {"command": f"sleep 30; : {token}"}}}  # fmt: skip
-            async with client.stream("POST", server.url, headers=session, json=call) as response:
+            async with client.stream("POST", http_server.url, headers=session, json=call) as response:
                 assert response.status_code == 200
                 await until(lambda: bool(processes_with(token)), "the command runs")
             # The stream is closed, no notifications/cancelled was sent.
             took = await _gone_within(token, GONE_WITHIN_S)
             again = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                      "params": {"name": "bash", "arguments": {"command": "echo still serving"}}}  # fmt: skip
-            served = await client.post(server.url, headers=session, json=again)
+            served = await client.post(http_server.url, headers=session, json=again)
             return took, served.text
 
     took, served = run(main())
@@ -77,11 +66,11 @@ def test_a_client_that_closes_the_stream_stops_its_call(server: HttpServer) -> N
     assert took < GONE_WITHIN_S
 
 
-def test_a_client_that_times_out_stops_its_call(server: HttpServer) -> None:
+def test_a_client_that_times_out_stops_its_call(http_server: HttpServer) -> None:
     token = f"timeout-{uuid.uuid4().hex}"
 
     async def main() -> float:
-        async with Client(server.url, read_timeout_seconds=1.0) as client:
+        async with Client(http_server.url, read_timeout_seconds=1.0) as client:
             with pytest.raises(Exception):  # noqa: B017 - the client's own timeout error
                 await client.call_tool("bash", {"command": f"sleep 30; : {token}"})
             return await _gone_within(token, GONE_WITHIN_S)
@@ -120,11 +109,11 @@ def test_a_client_with_a_session_per_call_is_told_why_its_edit_is_refused(
     assert (workspace / "a.py").read_text() == "x = 1\n"  # the read check holds across sessions
 
 
-def test_a_client_with_one_session_gets_no_such_note(workspace: Path, server: HttpServer) -> None:
+def test_a_client_with_one_session_gets_no_such_note(workspace: Path, http_server: HttpServer) -> None:
     (workspace / "a.py").write_text("x = 1\n")
 
     async def main() -> types.CallToolResult:
-        async with server.client() as client:
+        async with http_server.client() as client:
             return await client.call_tool("edit", {"file_path": "a.py", "old_string": "x = 1", "new_string": "x = 2"})
 
     edited = run(main())

@@ -11,12 +11,10 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Every wait on a server process or a response is bounded by this.
@@ -63,14 +61,6 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(WAIT_S)
-
-
-@pytest.fixture
-def servers() -> Iterator[list[Server]]:
-    started: list[Server] = []
-    yield started
-    for server in started:
-        server.stop()
 
 
 def test_a_foreign_host_or_origin_is_refused_on_127_0_0_2(
