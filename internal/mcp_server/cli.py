@@ -222,6 +222,7 @@ def worker_main(fd: str) -> int:
         server, str(spec["host"]), index=index, share=share, total=int(spec["total"]), remote=bool(spec["remote"]),
         tokens=list(spec["tokens"]), extra_hosts=prepared.extra_hosts,
     )  # fmt: skip
+    worker.hand_back.workers = int(spec["workers"])
     serve_from_front(worker, sock)
     return 0
 

@@ -32,8 +32,10 @@ class HandBack:
     """The connections of one worker by their client address, so that one can be given back to
     the front (``to_front``; None in a worker that is the only one)."""
 
-    def __init__(self, to_front: ToFront | None = None) -> None:
+    def __init__(self, to_front: ToFront | None = None, workers: int = 1) -> None:
         self.to_front = to_front
+        #: How many workers there are: an id naming another index is for no one (404 here).
+        self.workers = workers
         self.connections: dict[Any, Any] = {}
         #: Connections whose first request (the one the front routed) is not served yet.
         self.fresh: set[Any] = set()
@@ -120,7 +122,7 @@ class WorkerSessionIds:
                 return
         else:
             index, inner = split_session_id(headers[session][1].decode("latin-1"))
-            if index is not None and index != self.index:
+            if index is not None and index != self.index and index < self.hand_back.workers:
                 await self.hand_back.give_back(scope, receive, send)
                 return
             if index is not None:

@@ -95,7 +95,7 @@ async def serve_http_workers(sock: socket.socket, spec: dict[str, Any], *, worke
     from .http_front import Front
 
     shares = [total // workers + (1 if i < total % workers else 0) for i in range(workers)]
-    started = [ProcessWorker(i, spec, share) for i, share in enumerate(shares)]
+    started = [ProcessWorker(i, {**spec, "workers": workers}, share) for i, share in enumerate(shares)]
     front = Front(sock, started)
     try:
         for worker in started:

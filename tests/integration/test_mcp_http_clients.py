@@ -140,6 +140,9 @@ def test_sessions_are_spread_over_the_workers_and_each_keeps_its_state(workspace
             await call(client, a, "cd one")
             where = [await call(client, a, "pwd"), await call(client, b, "pwd")]
             where += [await call(client, a, "pwd"), await call(client, b, "pwd")]
+            nobody = {**a, "mcp-session-id": "9-no-such-worker"}  # no worker 9: answered, not passed around
+            ping = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+            assert (await client.post(server.url, headers=nobody, json=ping)).status_code == 404
             return [s["mcp-session-id"].split("-")[0] for s in (a, b)], where
 
     try:
