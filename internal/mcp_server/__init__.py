@@ -11,8 +11,8 @@ session of each MCP session), ``convert`` (toolsmith to MCP: tool listings, call
 progress notifications, the client's roots), ``stdio_transport`` and ``stdio_streams`` (serving
 over stdio; stdin/stdout pipes read and written on the event loop), ``http_transport`` (serving
 over streamable HTTP: ``http_front`` reads request heads and routes connections by session to
-``http_workers``, whose apps sit behind ``http_routing`` (session ids by worker, requests for
-another worker handed back), ``http_guard`` (who may talk to it) and ``http_sessions`` (body
+``http_workers``, whose apps sit behind ``http_guard`` (who may talk to it), ``http_routing``
+(session ids by worker, requests for another worker handed back) and ``http_sessions`` (body
 deadline, the client watch, the session limit and idle sessions); ``http_limits`` holds the
 limits), ``sdk`` (the optional ``mcp`` SDK, imported once) and ``cli`` (the
 ``toolsmith-mcp`` command line).

@@ -3,8 +3,8 @@ of its connections for another worker's session goes back to the front.
 
 The front hands a worker a connection with its first request; the worker serves the requests
 that follow on it (keep-alive). :class:`WorkerSessionIds` (the outermost layer of a worker's app)
-puts the worker's index in front of every session id it gives out and takes it off the ids of
-requests; a request that names another worker's session, or opens a new one after the
+(inside the Host/token guard) puts the worker's index in front of every session id it gives
+out and takes it off the ids of requests; a request that names another worker's session, or opens a new one after the
 connection's first request, is read whole and handed back to the front with its connection
 (:class:`HandBack`), which routes it again (new sessions to the worker with the most room).
 Clients keep one connection per session as a rule, so a hand-back is rare; it is there so that a
@@ -101,7 +101,7 @@ def request_bytes(scope: Scope, body: bytes) -> bytes:
 
 
 class WorkerSessionIds:
-    """ASGI middleware (outermost): the worker's index on the session ids it gives out, off the
+    """ASGI middleware: the worker's index on the session ids it gives out, off the
     ids of requests, and requests for other workers' sessions handed back."""
 
     def __init__(self, app: Any, index: int, hand_back: HandBack) -> None:

@@ -1,7 +1,7 @@
 """A worker's side of ``toolsmith-mcp --http``: what surrounds the SDK's app for every request.
 
-- ``http_routing.WorkerSessionIds`` (outermost), then the Host/token guard (``http_guard``), so
-  no one without the token gets a body read.
+- The Host/token guard (``http_guard``) comes first, so no one without the token gets a body
+  read; then ``http_routing.WorkerSessionIds``.
 - :class:`RequestLimits`: the body within ``BODY_READ_TIMEOUT_S`` of the head (408 otherwise) and
   at most ``MAX_BODY_BYTES`` (413); a :class:`ClientWatch` in the request's scope, fired when the
   client goes away (closes the connection, times out) before the response is complete, so the

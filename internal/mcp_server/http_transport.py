@@ -1,7 +1,8 @@
 """Serving MCP over streamable HTTP: the front (``http_front``: request heads within a deadline,
 routing by session) and the workers (``http_workers``) that serve the SDK's app behind
-:class:`~.http_guard.HttpGuard` (Host, Origin, bearer token, session owner), ``RequestLimits``
-(the body's deadline and size, the client watch) and ``SessionGate`` (the session limit, idle
+:class:`~.http_guard.HttpGuard` (Host, Origin, bearer token, session owner), ``WorkerSessionIds``
+(the worker's session ids; requests for another worker handed back), ``RequestLimits`` (the
+body's deadline and size, the client watch) and ``SessionGate`` (the session limit, idle
 sessions). :func:`serve_http` runs it all in one
 process (embedding; ``--workers 1``); :func:`serve_http_workers` with worker processes."""
 
@@ -40,6 +41,7 @@ def worker_app(
     """The ASGI app one worker serves (its sessions: ``share`` of ``total``), with its gate and
     its hand-back (``to_front`` is set by whoever runs the worker with a front)."""
     from .http_guard import HttpGuard, allowed_hosts
+    from .http_limits import external_session_id
     from .http_routing import HandBack, WorkerSessionIds
     from .http_sessions import RequestLimits, SessionGate
 
@@ -56,10 +58,13 @@ def worker_app(
     )
     gate = SessionGate(sdk_app, server, share=share, total=total)
     server.one_call_sessions = gate.one_call_sessions
-    guard = HttpGuard(RequestLimits(gate), hosts=allowed_hosts(host, extra_hosts or []), tokens=tokens or [])
-    gate.on_closed.append(guard.forget)
     hand_back = HandBack()
-    return AppWorker(server, WorkerSessionIds(guard, index, hand_back), index=index, gate=gate, hand_back=hand_back)
+    # The guard first: nothing of a request without the token is read, not even to hand it back.
+    # It sees the session ids as clients do (with the worker's index).
+    routed = WorkerSessionIds(RequestLimits(gate), index, hand_back)
+    guard = HttpGuard(routed, hosts=allowed_hosts(host, extra_hosts or []), tokens=tokens or [])
+    gate.on_closed.append(lambda session_id: guard.forget(external_session_id(index, session_id)))
+    return AppWorker(server, guard, index=index, gate=gate, hand_back=hand_back)
 
 
 async def serve_http(

@@ -1,6 +1,6 @@
 """The workers behind the front of ``toolsmith-mcp --http`` (``http_front``).
 
-- :class:`AppWorker` serves the MCP app (the SDK's, behind ``WorkerSessionIds``, ``HttpGuard``,
+- :class:`AppWorker` serves the MCP app (the SDK's, behind ``HttpGuard``, ``WorkerSessionIds``,
   ``RequestLimits`` and ``SessionGate``) under uvicorn in this process; the front hands it
   connections whose request head it already read (``hand_over``), and it serves their later
   requests too, under the same head deadline. ``--workers 1`` and ``serve_http`` (embedding)
