@@ -3,8 +3,6 @@ them), and the form of the session ids the front routes by."""
 
 from __future__ import annotations
 
-import hashlib
-
 #: A connection whose request head (request line and headers) has not all arrived this long
 #: after it was accepted is closed (the front, ``http_front``).
 HEADER_READ_TIMEOUT_S = 10.0
@@ -46,6 +44,8 @@ def split_session_id(external: str) -> tuple[int | None, str]:
 def client_identity(authorization: bytes, peer: object) -> str:
     """Who a request comes from, as far as the server can tell: its ``Authorization`` header (the
     bearer token) and address."""
+    import hashlib
+
     host = peer[0] if isinstance(peer, (tuple, list)) and peer else ""
     token = hashlib.sha256(authorization).hexdigest()[:16] if authorization else ""
     return f"{token}@{host}"

@@ -15,9 +15,8 @@ import socket
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from .http_workers import AppWorker, ProcessWorker
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported when serving: the command line loads this module for its constants
+    from .http_workers import AppWorker
     from .server import ToolsmithServer
 
 DEFAULT_HOST = "127.0.0.1"
@@ -44,6 +43,7 @@ def worker_app(
     from .http_limits import external_session_id
     from .http_routing import HandBack, WorkerSessionIds
     from .http_sessions import RequestLimits, SessionGate
+    from .http_workers import AppWorker
 
     server.accept_http_sessions()
     server.http_path = HTTP_PATH
@@ -98,6 +98,7 @@ async def serve_http_workers(sock: socket.socket, spec: dict[str, Any], *, worke
     """Serve on ``sock`` with ``workers`` worker processes, each started from ``spec`` (the
     command line's settings) with its share of ``total`` sessions, until ``stop`` is set."""
     from .http_front import Front
+    from .http_workers import ProcessWorker
 
     shares = [total // workers + (1 if i < total % workers else 0) for i in range(workers)]
     started = [ProcessWorker(i, {**spec, "workers": workers}, share) for i, share in enumerate(shares)]

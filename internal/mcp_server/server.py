@@ -14,10 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from ..cancel import CancelToken
 from ..logs import logger
 from .convert import ProgressReporter, call_result, client_roots, mcp_tool
-from .http_sessions import cancel_when_client_leaves
 from .sdk import HANDSHAKE_PROTOCOL_VERSIONS, Server, ServerRequestContext, types
 
 if TYPE_CHECKING:  # imported when first needed: `initialize` is answered before the tools load
@@ -142,7 +140,9 @@ class ToolsmithServer:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        from ..cancel import CancelToken
         from ..llm.tools.contract import ToolResponse
+        from .http_sessions import cancel_when_client_leaves
 
         key = self._session_key(ctx)
         if key is None:
