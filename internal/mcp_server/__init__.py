@@ -47,7 +47,21 @@ limits), ``sdk`` (the optional ``mcp`` SDK, imported once) and ``cli`` (the
   are stopped — and closes every session's language servers: nothing is left running.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from .cli import main
-from .server import ToolsmithServer
+
+if TYPE_CHECKING:
+    from .server import ToolsmithServer
+
+
+def __getattr__(name: str) -> Any:
+    """``ToolsmithServer`` is imported on first use: the HTTP front never loads the SDK."""
+    if name == "ToolsmithServer":
+        from .server import ToolsmithServer
+
+        return ToolsmithServer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["ToolsmithServer", "main"]

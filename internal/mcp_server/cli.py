@@ -12,13 +12,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from .http_limits import MAX_DEFAULT_WORKERS
+from .http_limits import MAX_DEFAULT_WORKERS, MAX_SESSIONS, ONE_SHOT_IDLE_S, SESSION_IDLE_S
 from .http_transport import DEFAULT_HOST, DEFAULT_PORT, HTTP_PATH, is_loopback, listen
-from .sdk import MISSING_SDK
-from .server import MAX_SESSIONS, ONE_SHOT_IDLE_S, SESSION_IDLE_S, ToolsmithServer
 
 if TYPE_CHECKING:
     from ..config import Config
+    from .server import ToolsmithServer
+
+#: The modules of the optional SDK (sdk.py imports them), looked for here without importing
+#: them: the HTTP front, which serves no MCP itself, never loads the SDK (~40 MB, ~0.5 s).
+SDK_MODULES = ("mcp_types", "mcp")
 
 #: --profile choices (llm/profiles.PROFILES).
 MCP_PROFILES = ("default", "claude", "codex")
@@ -98,6 +101,7 @@ class Prepared:
 
     def server(self, max_sessions: int | None = None) -> ToolsmithServer:
         from ..audit import AuditLog
+        from .server import ToolsmithServer
 
         args, config = self.args, self.config
         audit_path = Path(args.audit_log).absolute() if args.audit_log else config.audit_log
@@ -128,10 +132,11 @@ def prepare(argv: list[str] | None) -> Prepared | int:
         return 0
     from ..config import Config, ConfigError
 
-    if MISSING_SDK is not None:
+    missing = _missing_sdk()
+    if missing is not None:
         sys.stderr.write(
             f"toolsmith-mcp: the MCP SDK is not installed in this Python ({sys.executable}; missing module "
-            f"'{MISSING_SDK}'). Install the extra: pip install 'agent-toolsmith[mcp]' (a checkout's `make run` "
+            f"'{missing}'). Install the extra: pip install 'agent-toolsmith[mcp]' (a checkout's `make run` "
             "does).\n"
         )
         return 2
@@ -225,6 +230,18 @@ def worker_main(fd: str) -> int:
     worker.hand_back.workers = int(spec["workers"])
     serve_from_front(worker, sock)
     return 0
+
+
+def _missing_sdk() -> str | None:
+    import importlib.util
+
+    for name in SDK_MODULES:
+        try:
+            if importlib.util.find_spec(name) is None:
+                return name
+        except (ImportError, ValueError):  # a module set to None in sys.modules cannot be imported
+            return name
+    return None
 
 
 def _given(argv: list[str] | None, option: str) -> bool:

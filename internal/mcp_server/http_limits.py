@@ -3,6 +3,16 @@ them), and the form of the session ids the front routes by."""
 
 from __future__ import annotations
 
+#: An HTTP session with no request for this long is closed (its shells and language servers
+#: too); ``--session-idle`` sets it. A session with a request being served is never closed.
+SESSION_IDLE_S = 10 * 60
+#: A session that made at most one call (a one-shot client that never sends DELETE) is closed
+#: after this long without a request, when that is sooner than the session idle time.
+ONE_SHOT_IDLE_S = 2 * 60
+#: At most this many MCP sessions at once over HTTP (``--max-sessions``), counted from their
+#: initialize whether or not they make a call (http_sessions.SessionGate): each may hold a shell
+#: state and language servers. A request that would open one more is refused, saying why.
+MAX_SESSIONS = 64
 #: A connection whose request head (request line and headers) has not all arrived this long
 #: after it was accepted is closed (the front, ``http_front``).
 HEADER_READ_TIMEOUT_S = 10.0

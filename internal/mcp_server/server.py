@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .. import __version__
 from ..logs import logger
 from .convert import ProgressReporter, call_result, client_roots, mcp_tool
+from .http_limits import MAX_SESSIONS, ONE_SHOT_IDLE_S, SESSION_IDLE_S
 from .sdk import HANDSHAKE_PROTOCOL_VERSIONS, Server, ServerRequestContext, types
 
 if TYPE_CHECKING:  # imported when first needed: `initialize` is answered before the tools load
@@ -27,16 +28,6 @@ if TYPE_CHECKING:  # imported when first needed: `initialize` is answered before
 
 log = logger("toolsmith")
 
-#: An HTTP session with no call for this long is closed (its shells and language servers too);
-#: ``--session-idle`` sets it. A session with a call running is never closed.
-SESSION_IDLE_S = 10 * 60
-#: A session that made at most one call (a one-shot client that never sends DELETE) is closed
-#: after this long without a call, when that is sooner than the session idle time.
-ONE_SHOT_IDLE_S = 2 * 60
-#: At most this many MCP sessions at once over HTTP (``--max-sessions``), counted from their
-#: initialize whether or not they make a call (http_sessions.SessionGate): each may hold a shell
-#: state and language servers. A request that would open one more is refused, saying why.
-MAX_SESSIONS = 64
 #: Closing one session's language servers on shutdown waits at most this long.
 CLOSE_TIMEOUT_S = 5.0
 STDIO_KEY = "stdio"
