@@ -25,8 +25,10 @@ DESCRIPTION = """Edits a file by replacing `old_string` with `new_string`.
   escapes, typographic quotes, blank lines at either end. Anything else must match exactly;
   when it does not, the error shows the closest region of the file.
 - `new_string` replaces the match exactly; an empty `new_string` deletes the matched text.
-  Write it with the file's indentation (when old_string starts after a line's indentation and
-  new_string's further lines lack it, they get that indentation if the result then parses).
+  Write it with the file's indentation. When `old_string` starts at a line's first non-blank
+  character (without its indentation) and new_string's further lines are written from that
+  column, they are given the line's indentation, their relative indentation kept (the result
+  says so).
 - Syntax gate: a change that leaves a file that parsed cleanly unparseable is refused with the
   line:column and the would-be lines. If changes are only valid together (opening and closing a
   block), make them in one multiedit call. To change a whole function or class by name, use

@@ -27,7 +27,7 @@ from .file import (
     with_notes,
     write_settled,
 )
-from .file_gate import REINDENTED_NOTE, gate_change, gate_edit
+from .file_gate import gate_change, gate_edit
 
 #: Said when an edit was applied to content that changed since the read.
 REANCHORED_NOTE = (
@@ -128,7 +128,7 @@ async def edit_file(ctx: FileServices, tool: str, file_path: str, edits: list[Ed
         metadata = span_diff_metadata(old.text.text, outcome.file.text, outcome.spans, display, cancel=check)
         if base is not None:
             metadata["reanchored"] = True
-        if note == REINDENTED_NOTE:
+        if outcome.inserted_indents:
             metadata["reindented"] = True
         return change, outcome, changed + note, metadata
 

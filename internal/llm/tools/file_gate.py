@@ -1,6 +1,6 @@
-"""The syntax gate as the file tools apply it: judge a change, refuse or warn, and the one repair
-of an edit (continuation lines given the matched line's indentation). See internal/syntax/gate.py
-and docs/structure.md."""
+"""The syntax gate as the file tools apply it: judge a change, refuse or warn; for an edit, keep
+string literals as written when the mid-line rule would indent inside one. See
+internal/syntax/gate.py and docs/structure.md."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ToolError
-from ...fsutil.textio import TextFile, normalize_eol
+from ...fsutil.textio import TextFile
 from ...syntax import Verdict, inside_literal, judge, parse, would_be_lines
 from ...textmatch import EditOutcome, EditRequest, apply_edits
 from .context import FileServices
@@ -82,46 +82,33 @@ def gate_edit(
     outcome: EditOutcome,
     check: Callable[[], None],
 ) -> tuple[EditOutcome, str]:
-    """The syntax gate for edits, with its one repair: a multi-line new_string written as if at
-    column 0, for a match that starts inside an indented line (the continuation lines then land
-    at column 0). If giving its continuation lines the matched line's indentation makes the file
-    parse — and puts no indentation inside a string literal — that is applied and said."""
+    """The syntax gate for edits. The matcher already gave a mid-line match's continuation lines
+    their line's indentation (textmatch/continuation.py); the one thing only a parse can tell is
+    decided here: indentation that would land inside a string literal. Then the edit is applied
+    as written instead (string contents never change). The result says when lines were
+    re-indented."""
+    literal = outcome.inserted_indents and ctx.config.syntax_gate != "off"
+    if literal and _indents_in_literals(ctx, path, outcome.file.text, outcome.inserted_indents):
+        outcome = apply_edits(old, edits, path=str(path), cancel=check, reindent=False)
     verdict = syntax_verdict(ctx, path, old.text, outcome.file.text)
-    if ctx.config.syntax_gate == "off":
-        return outcome, ""
-    breaks = verdict is not None and verdict.kind == "breaks"
-    if breaks or _written_from_match_column(edits):
-        retry = apply_edits(old, edits, path=str(path), cancel=check, reindent=True, at_indent_only=not breaks)
-        if (
-            retry.inserted_indents
-            and retry.file.text != outcome.file.text
-            and syntax_verdict(ctx, path, old.text, retry.file.text) is None
-            and not _indents_in_literals(ctx, path, retry.file.text, retry.inserted_indents)
-        ):
-            return retry, REINDENTED_NOTE
     if gate_refuses(ctx, verdict):
         assert verdict is not None
         raise syntax_refusal(verdict, ctx.display(path), outcome.file.text, tool)
-    return outcome, syntax_warning(verdict)
+    note = REINDENTED_NOTE if outcome.inserted_indents else ""
+    return outcome, note + syntax_warning(verdict)
 
 
 #: Said when new_string's continuation lines were given the matched line's indentation.
 REINDENTED_NOTE = (
-    " Note: old_string started after its line's indentation and new_string's further lines were written "
-    "from that column, so they were given the line's indentation (applied literally, they would have "
-    "left the block). Check the diff."
+    " Note: old_string started at the first non-blank character of its line and new_string's further "
+    "lines were written from that column, so they were given the line's indentation (their relative "
+    "indentation kept). Check the diff."
 )
-
-
-def _written_from_match_column(edits: list[EditRequest]) -> bool:
-    """A one-line old_string replaced by several lines: the model may have written the new lines
-    relative to where old_string starts (the marshmallow case)."""
-    return any("\n" not in normalize_eol(e.old_string) and "\n" in normalize_eol(e.new_string) for e in edits)
 
 
 def _indents_in_literals(ctx: FileServices, path: Path, text: str, offsets: list[int]) -> bool:
     parsed = parse(text, str(path), cache=ctx.syntax_trees)
     if parsed is None:
-        return True  # cannot tell: do not repair
+        return False  # no grammar (or too large): no literal can be seen, the rule stands
     encoded = [len(text[:o].encode("utf-8", "surrogatepass")) for o in offsets]
     return inside_literal(parsed, encoded)
