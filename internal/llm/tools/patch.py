@@ -52,6 +52,8 @@ Format:
 - A unified diff works too: `--- a/path` / `+++ b/path` headers (a/ b/ prefixes optional),
   `@@ -12,4 +12,5 @@` hunks, new files from `/dev/null`, deletions, git renames and
   `\\ No newline at end of file`. Hunks are placed near their line numbers with the same fuzz.
+  Hunks without numbers (`@@ ... @@` or `@@ @@`, also inside ```diff fences) are placed by their
+  context alone: it must match exactly one place in the file (else the candidate lines are listed).
 - Files to update, delete or move must have been read with view and unchanged since. Add File
   refuses to overwrite an existing file (use Update for that). Delete and Move act on a symlink
   itself, not on its target.
