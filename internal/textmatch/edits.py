@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..fsutil.textio import TextFile, normalize_eol
 from .errors import EditError, ambiguous, not_found
-from .lines import MatchResult, Replacement, Text
+from .gutter import gutter_match
+from .lines import Replacement, Text
 from .tiers import find
 
 
@@ -39,7 +39,7 @@ def plan_edit(
     f = Text(content, cancel) if cancel is not None else Text(content)
     result = find(f, old, new, reindent=reindent)
     if result is None:
-        result = _gutter_match(f, old, new, reindent)
+        result = gutter_match(f, old, new, path, reindent=reindent)
     if result is None:
         raise not_found(f, old, new, path)
     if len(result.replacements) > 1 and not replace_all:
@@ -53,46 +53,6 @@ def plan_edit(
                 "old_string and new_string with the file's own indentation (use view)."
             )
     return EditPlan(result.tier, result.replacements)
-
-
-#: view's line-number gutter: the number right-aligned in 6 columns, then "|".
-_GUTTER = re.compile(r"^ *(\d+)\|")
-#: The tier name reported when the gutter was stripped.
-GUTTER_TIER = "line_number_gutter"
-
-
-def _gutter_match(f: Text, old: str, new: str, reindent: bool) -> MatchResult | None:
-    """old_string copied from view with its line numbers: when every line carries the gutter,
-    the numbers are consecutive, and without them old_string matches (by any tier) at exactly
-    the line the first number names, that match is used; new_string loses the gutter on the
-    lines that carry it. The numbers pick the place, so several matches elsewhere do not matter."""
-    lines = old.split("\n")
-    if lines and lines[-1] == "" and len(lines) > 1:
-        lines = lines[:-1]
-    numbers: list[int] = []
-    for line in lines:
-        found = _GUTTER.match(line)
-        if found is None:
-            return None
-        numbers.append(int(found.group(1)))
-    if numbers != list(range(numbers[0], numbers[0] + len(numbers))):
-        return None
-    stripped_old = _strip_gutter(old)
-    stripped_new = _strip_gutter(new)
-    if not stripped_old.strip():
-        return None
-    result = find(f, stripped_old, stripped_new, reindent=reindent)
-    if result is None:
-        return None
-    at_line = [r for r in result.replacements if f.text.count("\n", 0, r.start) + 1 == numbers[0]]
-    if len(at_line) != 1:
-        return None
-    tier = GUTTER_TIER if result.tier == "exact" else f"{GUTTER_TIER}+{result.tier}"
-    return MatchResult(tier, at_line)
-
-
-def _strip_gutter(text: str) -> str:
-    return "\n".join(_GUTTER.sub("", line, count=1) for line in text.split("\n"))
 
 
 def apply_plan(content: str, plan: EditPlan) -> str:

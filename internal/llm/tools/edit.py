@@ -18,8 +18,8 @@ DESCRIPTION = """Edits a file by replacing `old_string` with `new_string`.
 - `old_string` must identify exactly one place in the file: include enough surrounding lines to
   make it unique, or set `replace_all` to true to change every occurrence. If it appears several
   times you get the line numbers of each.
-- Copy `old_string` from the file as it is, without the line-number prefix view adds (if every
-  line carries it, it is stripped and the numbers must name the matched lines). Small
+- Copy `old_string` from the file as it is, without the line-number prefix view adds (if lines
+  carry it, it is stripped and the numbers must name the matched lines). Small
   slips are tolerated and reported: trailing spaces, a shifted or tab/space-converted indentation
   (new_string is re-indented the same way), extra spaces inside lines, literal `\\n`/`\\t`
   escapes, typographic quotes, blank lines at either end. Anything else must match exactly;
