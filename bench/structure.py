@@ -8,6 +8,8 @@ The bar: 0 applied wrongly; the "must refuse" kinds refused every time.
 - gutter: old_string/new_string copied with view's ``NNNNNN|`` prefix (must apply);
 - mid_line: a unique statement matched after its indentation, replaced by a comment line plus
   the statement written at column 0 — the marshmallow case (must apply, re-indented);
+- mid_line_parses: the same statement with its newline, then a comment line at column 0, which
+  spliced as written still parses (must apply, re-indented: the comment stays in its block);
 - after_formatter: the file changed outside (an import added at the top) after the read; the
   edit targets a function far below (must apply, re-anchored) — each case in a session of its own,
   then all of them again in one session that read every file first;
@@ -124,6 +126,20 @@ def mid_line_case(lines: list[str], text: str, span: tuple[int, int], rng: rando
     return Case("mid_line", stmt, f"# note\n{stmt}", expected)
 
 
+def mid_line_parses_case(lines: list[str], text: str, span: tuple[int, int], rng: random.Random) -> Case | None:
+    """The shape where the literal splice still parses: the statement with its line's newline,
+    then a comment line written at column 0 (spliced as written, it lands at column 0 and nothing
+    complains)."""
+    found = mid_line_case(lines, text, span, rng)
+    if found is None:
+        return None
+    stmt = found.old
+    i = next(n for n, line in enumerate(lines) if line.strip() == stmt)
+    indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+    expected = "\n".join([*lines[: i + 1], f"{indent}# checked", *lines[i + 1 :]])
+    return Case("mid_line_parses", f"{stmt}\n", f"{stmt}\n# checked\n", expected)
+
+
 def formatter_case(lines: list[str], text: str, span: tuple[int, int], rng: random.Random) -> Case | None:
     first, last = span
     if first < 5:
@@ -159,6 +175,8 @@ def lazy_case(lines: list[str], text: str, span: tuple[int, int], rng: random.Ra
 
 
 MAKERS = [gutter_case, mid_line_case, formatter_case, touched_case, lazy_case]
+#: Kinds added later draw from their own random stream, so the earlier kinds' cases stay the same.
+LATER_MAKERS = [mid_line_parses_case]
 
 
 def run_case(root: Path, name: str, text: str, case: Case) -> str:
@@ -201,6 +219,7 @@ def edit_and_judge(session: Session, path: Path, case: Case) -> str:
 
 def fidelity() -> bool:
     rng = random.Random(SEED)
+    later_rng = random.Random(SEED + 1)
     outcomes: dict[str, Counter[str]] = {}
     formatted: list[tuple[str, Case]] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -211,9 +230,10 @@ def fidelity() -> bool:
             spans = functions(text)
             if not spans:
                 continue
-            for maker in MAKERS:
+            for maker in MAKERS + LATER_MAKERS:
+                draw = later_rng if maker in LATER_MAKERS else rng
                 for _ in range(CASES_PER_KIND_PER_FILE):
-                    case = maker(lines, text, rng.choice(spans), rng)
+                    case = maker(lines, text, draw.choice(spans), draw)
                     if case is None:
                         continue
                     result = run_case(root, f"f{index}.py", text, case)

@@ -48,6 +48,34 @@ def test_figtext_continuation_stays_inside_its_function(workspace: Path, run: Ru
     compile(f.read_text(), "chart.py", "exec")
 
 
+def test_figtext_continuation_with_old_string_ending_its_line(workspace: Path, run: Runner) -> None:
+    # old_string carries its line's newline: still one line, still the rule.
+    f = workspace / "chart.py"
+    f.write_text(CHART)
+    read_then(run, "chart.py")
+    figtext = 'plt.figtext(0.5, 0.01, "draft", color=font_color)'
+    r = run("edit", {"file_path": "chart.py", "old_string": "plt.tight_layout()\n",
+                     "new_string": f"plt.tight_layout()\n{figtext}\n"})  # fmt: skip
+    assert not r.is_error, r.content
+    assert f.read_text() == CHART.replace("    plt.tight_layout()\n", f"    plt.tight_layout()\n    {figtext}\n")
+    assert r.metadata["reindented"] is True
+
+
+def test_continuation_in_a_file_that_already_has_errors(workspace: Path, run: Runner) -> None:
+    # The file does not parse (an unrelated error at its end): the rule does not depend on parsing.
+    source = TOTALS + "\ndef broken(:\n    pass\n"
+    f = workspace / "totals.py"
+    f.write_text(source)
+    read_then(run, "totals.py")
+    r = run("edit", {"file_path": "totals.py", "old_string": "result += item.price",
+                     "new_string": "result += item.price\n# prices already include tax"})  # fmt: skip
+    assert not r.is_error, r.content
+    assert f.read_text() == source.replace(
+        "        result += item.price\n", "        result += item.price\n        # prices already include tax\n"
+    )
+    assert "Warning" not in r.content
+
+
 def test_comment_continuation_gets_the_line_indentation(workspace: Path, run: Runner) -> None:
     f = workspace / "totals.py"
     f.write_text(TOTALS)
