@@ -51,26 +51,36 @@ class Verdict:
 
 def judge(before: str | None, after: str, path: str, *, cache: SyntaxCache | None = None) -> Verdict | None:
     """Judge replacing ``before`` (None for a new file) with ``after`` in ``path``."""
-    if before is not None and cache is not None:
+    if before is None:
+        parsed = parse(after, path, cache=cache)
+        errors = parsed.errors() if parsed is not None else []
+        if parsed is None or not errors:
+            return None
+        _remember_errors(cache, path, parsed, errors)
+        return Verdict("warns", parsed.language, errors, parsed)
+    if cache is not None:
         if errors_kept_by_region(before, after, path, cache):
             return None  # a file with errors: the change's region has the same ones (local.py)
         if clean_by_statements(before, after, path, cache):
             return None  # the changed statements parse on their own: so does the file (local.py)
-    before_source = before.encode("utf-8", "surrogatepass") if before is not None else b""
-    kept_before = cache.get_exact(path, before_source) if cache is not None and before is not None else None
+    return _judge_whole(before, after, path, cache)
+
+
+def _judge_whole(before: str, after: str, path: str, cache: SyntaxCache | None) -> Verdict | None:
+    """The whole-file judgement: the result parsed (incrementally, from the tree of ``before``
+    when the cache has it), its errors in and after the change, and — only when there are some —
+    ``before``'s, to tell the new ones."""
+    before_source = before.encode("utf-8", "surrogatepass")
+    kept_before = cache.get_exact(path, before_source) if cache is not None else None
     if cache is not None and kept_before is not None:
         cache.put(path, kept_before)  # the newest: the parse below starts from the content it changes
     parsed_after = parse(after, path, cache=cache)
     if parsed_after is None:
         return None
-    if before is None:
-        errors = parsed_after.errors()
-        _remember_errors(cache, path, parsed_after, errors)
-        return Verdict("warns", parsed_after.language, errors, parsed_after) if errors else None
     start, old_end, new_end = changed_range(before_source, parsed_after.source)
     if _clean_in_changed_lines(parsed_after, before_source, start, old_end, new_end):
         return None
-    since = before_source.rfind(b"\n", 0, start) + 1  # from the changed line's start: its statement is the change's
+    since = before_source.rfind(b"\n", 0, start) + 1  # the changed line's start: its statement is the change's
     after_errors = parsed_after.errors(since, new_end)
     if not after_errors and parsed_after.has_tree_errors:
         since = 0  # the parser's recovery put the error before the change: look from the top

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from ..affix import common_prefix_length
 from .issues import SyntaxIssue
 from .languages import language_for
-from .parse import MAX_PARSE_BYTES, SyntaxCache, changed_range, parse_detached
+from .parse import MAX_PARSE_BYTES, Parsed, SyntaxCache, changed_range, parse_detached
 from .stretches import statement_starts, statements_apart, statements_together
 
 if TYPE_CHECKING:
@@ -265,35 +265,47 @@ def errors_kept_by_region(before: str, after: str, path: str, cache: SyntaxCache
         return False
     new = after.encode("utf-8", "surrogatepass")
     start, old_end, new_end = changed_range(old, new)
-    edges = cuts if cuts and cuts[0] == 0 else [0, *cuts]
-    low = edges[max(bisect.bisect_right(edges, start) - 2, 0)]  # the node before the one changed
-    after_end = bisect.bisect_left(edges, old_end) + 1  # the end of the node after the change
-    high = edges[after_end] if after_end < len(edges) else len(old)
+    low, high = _region(cuts, len(old), start, old_end)
     if high - low > MAX_BROKEN_REGION_BYTES:
         return False
     shift = new_end - old_end
-    old_piece, new_piece = old[low:high], new[low : high + shift]
     margin = _column(old, low)
     if margin and (_reaches_left_of(old, start, old_end, margin) or _reaches_left_of(new, start, new_end, margin)):
         return False  # a changed line left of the region's nodes may close the block around them
-    parsed_old, parsed_new = parse_detached(old_piece, language), parse_detached(new_piece, language)
-    if parsed_old is None or parsed_new is None:
+    parsed = _same_errors(old[low:high], new[low : high + shift], start - low, old_end - low, new_end - low, language)
+    if parsed is None:
         return False
-    if _error_around(parsed_old.tree.root_node, start - low, old_end - low) or _error_around(
-        parsed_new.tree.root_node, start - low, new_end - low
+    region = [low + cut for cut in cut_points(parsed.tree.root_node, parsed.source)]
+    later = [cut + shift for cut in cuts[bisect.bisect_left(cuts, high) :]]
+    cache.statements.put(path, new, cuts[: bisect.bisect_left(cuts, low)] + region + later, broken=True)
+    return True
+
+
+def _region(cuts: list[int], size: int, start: int, old_end: int) -> tuple[int, int]:
+    """``(low, high)``: from the start of the node before the one ``start`` is in to the end of
+    the node after the one ``old_end`` is in (the file's start and end stand in for missing ones)."""
+    edges = cuts if cuts and cuts[0] == 0 else [0, *cuts]
+    low = edges[max(bisect.bisect_right(edges, start) - 2, 0)]
+    after_end = bisect.bisect_left(edges, old_end) + 1
+    return low, edges[after_end] if after_end < len(edges) else size
+
+
+def _same_errors(old: bytes, new: bytes, start: int, old_end: int, new_end: int, language: str) -> Parsed | None:
+    """The parse of ``new`` when it and ``old``, each parsed on its own, have the same errors at
+    the same places relative to the change (``[start, old_end)`` in old, ``[start, new_end)`` in
+    new), and no error node wraps the change (errors inside one are not told apart); else None."""
+    parsed_old, parsed_new = parse_detached(old, language), parse_detached(new, language)
+    if parsed_old is None or parsed_new is None:
+        return None
+    if _error_around(parsed_old.tree.root_node, start, old_end) or _error_around(
+        parsed_new.tree.root_node, start, new_end
     ):
-        return False  # an error node wraps the change: errors inside it are not told apart
+        return None
     old_errors, new_errors = parsed_old.errors(limit=MAX_REGION_ERRORS), parsed_new.errors(limit=MAX_REGION_ERRORS)
     if MAX_REGION_ERRORS in (len(old_errors), len(new_errors)):
-        return False
-    kept = error_keys(old_errors, old_piece, start - low, old_end - low)
-    if kept != error_keys(new_errors, new_piece, start - low, new_end - low):
-        return False
-    region = [low + cut for cut in cut_points(parsed_new.tree.root_node, new_piece)]
-    later = [cut + shift for cut in cuts[bisect.bisect_left(cuts, high) :]]
-    carried = cuts[: bisect.bisect_left(cuts, low)] + region + later
-    cache.statements.put(path, new, carried, broken=True)
-    return True
+        return None
+    same = error_keys(old_errors, old, start, old_end) == error_keys(new_errors, new, start, new_end)
+    return parsed_new if same else None
 
 
 def cut_points(root: Node, source: bytes) -> list[int]:
