@@ -9,13 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Runner
+from tests.helpers import read_then
 
 SOURCE = "def f(x):\n    if x:\n        return 1\n\n    if x:\n        return 1\n    return 0\n"
-
-
-def read_then(run: Runner, path: str) -> None:
-    r = run("view", {"file_path": path})
-    assert not r.is_error, r.content
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import Runner
+from tests.helpers import read_then
 
 CHART = '''import matplotlib.pyplot as plt
 
@@ -25,11 +26,6 @@ TOTALS = """def total(items):
         result += item.price
     return result
 """
-
-
-def read_then(run: Runner, path: str) -> None:
-    r = run("view", {"file_path": path})
-    assert not r.is_error, r.content
 
 
 def test_figtext_continuation_stays_inside_its_function(workspace: Path, run: Runner) -> None:

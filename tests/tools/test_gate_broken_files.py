@@ -8,6 +8,7 @@ from pathlib import Path
 from agent_toolsmith.syntax.parse import MAX_PARSE_BYTES
 
 from tests.conftest import Runner
+from tests.helpers import read_then
 
 HEAD = '"""Digests of files."""\nimport os\nimport hashlib\n\n\n'
 HELPERS = "".join(f"def helper_{i}(path):\n    return os.path.basename(path) * {i}\n\n\n" for i in range(8))
@@ -15,11 +16,6 @@ DIGEST = (
     'def digest(path):\n    with open(path, "rb") as f:\n        data = f.read()\n'
     "    return hashlib.sha256(data).hexdigest()\n"
 )
-
-
-def read_then(run: Runner, path: str) -> None:
-    r = run("view", {"file_path": path})
-    assert not r.is_error, r.content
 
 
 def indented(text: str) -> str:
