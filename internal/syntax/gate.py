@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .issues import SyntaxIssue
+from .languages import language_for
 from .local import ErrorKey, clean_by_statements, cut_points, error_keys, errors_kept_by_region
-from .parse import Parsed, SyntaxCache, changed_range, parse
+from .parse import MAX_PARSE_BYTES, Parsed, SyntaxCache, changed_range, parse
 
 #: What the gate does with a change that breaks a clean file (config ``[edit] syntax_gate``).
 GateMode = Literal["refuse", "warn", "off"]
@@ -51,6 +52,8 @@ class Verdict:
 
 def judge(before: str | None, after: str, path: str, *, cache: SyntaxCache | None = None) -> Verdict | None:
     """Judge replacing ``before`` (None for a new file) with ``after`` in ``path``."""
+    if len(after) > MAX_PARSE_BYTES or language_for(path) is None:
+        return None  # not parsed (parse.py would say so too): nothing to encode or look up
     if before is None:
         parsed = parse(after, path, cache=cache)
         errors = parsed.errors() if parsed is not None else []
