@@ -175,7 +175,8 @@ def parse_loose(text: str, exists: Callable[[str], bool]) -> list[FileOp]:
     """File operations for a unified diff whose hunks may lack line numbers (``@@ ... @@``, as
     aider's udiff format writes them): each such hunk is located by its context alone (see
     :attr:`Chunk.unique`); a numbered one is placed near its number as usual. Lines between files
-    (``diff --git``, ``index``, prose) are skipped."""
+    (``diff --git``, ``index``, prose) are skipped, and several blocks for one file are one update
+    (their hunks in the order given)."""
     lines = text.replace("\r\n", "\n").split("\n")
     ops: list[FileOp] = []
     i = 0
@@ -184,7 +185,12 @@ def parse_loose(text: str, exists: Callable[[str], bool]) -> list[FileOp]:
             source, target = _header_path(lines[i]), _header_path(lines[i + 1])
             header_line = i + 1
             i, chunks = _loose_hunks(lines, i + 2)
-            ops.append(_loose_op(source, target, chunks, header_line, exists))
+            op = _loose_op(source, target, chunks, header_line, exists)
+            same = next((o for o in ops if op.kind == o.kind == "update" and o.path == op.path), None)
+            if same is not None:  # aider sends a block per change, several for one file: one update
+                same.chunks += op.chunks
+            else:
+                ops.append(op)
             continue
         i += 1
     if not ops:

@@ -169,3 +169,12 @@ def test_codex_chunk_with_a_unified_style_bare_header(workspace: Path) -> None:
     r = patch(workspace, text, ["app.py"])
     assert not r.is_error, r.content
     assert (workspace / "app.py").read_text() == APP.replace("app.run()", "app.run(debug=True)")
+
+
+def test_several_aider_blocks_for_one_file_are_one_update(workspace: Path) -> None:
+    (workspace / "app.py").write_text(APP)
+    hunks = THREE_HUNKS.split("@@ ... @@\n")
+    text = "".join(f"```diff\n--- app.py\n+++ app.py\n@@ ... @@\n{hunk}```\n\n" for hunk in hunks[1:])
+    r = patch(workspace, text, ["app.py"])
+    assert not r.is_error, r.content
+    assert (workspace / "app.py").read_text() == APPLIED and "1 file changed" in r.content
