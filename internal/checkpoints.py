@@ -1,6 +1,6 @@
 """Checkpoints: roll back what a session's file tools changed since a point in the session.
 
-Every file tool commits through one place (``commit_changes`` in llm/tools/file.py, which calls
+Every file tool commits through one place (the change pipeline, llm/change/pipeline.py, which calls
 fsutil/commit.py); once a session has a checkpoint, each commit's changes are recorded there in
 the session's change log, in its state directory (``sessions/<id>/changes/``), so checkpoints
 survive across CLI processes that share a ``--session``:
@@ -15,8 +15,10 @@ A session that never took a checkpoint records nothing (no cost on the edit path
 
 Rewinding to a checkpoint folds the lines after it into one net change per path (the first
 "before", the last "after"); a path whose content is still what the session's tools left is put
-back (written, re-created or deleted) in one all-or-nothing commit; a path someone else changed
-since is reported and left alone, unless forced. Changes made by bash commands are not tracked
+back (written, re-created or deleted) in one all-or-nothing change through the change pipeline
+(llm/change: each file read once, non-blocking, regular files only); a path someone else changed
+since is reported and left alone, unless forced; a path that is no longer a regular file is
+always left alone. Changes made by bash commands are not tracked
 (only the file tools' commits are). Directories a tool created for a new file stay.
 """
 
@@ -26,17 +28,27 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ToolError
 from .fsutil.commit import Change
+from .state import open_state_file, read_state_file
+
+if TYPE_CHECKING:
+    from .llm.change.pipeline import Planned, Target
+    from .llm.change.snapshot import Snapshot
 
 LOG_NAME = "log.jsonl"
 BLOBS_DIR = "blobs"
+#: The change log and each before-image are read with these caps, never through a link or from a
+#: FIFO (the state directory is private, but a command of the user's own could plant one).
+MAX_LOG_BYTES = 64 * 1024 * 1024
+MAX_BLOB_BYTES = 4 * 1024 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -78,14 +90,21 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _current(path: Path) -> bytes | None:
+def _unusable(path: Path, exc: Exception) -> ToolError:
+    why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return ToolError(
+        f"The session's change log cannot be used: {path} ({why}). Nothing was changed; checkpoints of this "
+        "session cannot be rewound (take a new one).",
+        code="checkpoint_log_unusable",
+    )
+
+
+def _special(path: Path) -> bool:
+    """Whether ``path`` exists and is not a regular file (checked without opening it)."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        return b""  # never equal to a recorded file's hash unless empty: rare, and then reported
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 class ChangeLog:
@@ -105,7 +124,10 @@ class ChangeLog:
     @property
     def active(self) -> bool:
         """Whether a checkpoint exists, so commits must be recorded."""
-        return self._log().is_file()
+        try:
+            return stat.S_ISREG(os.lstat(self._log()).st_mode)
+        except OSError:
+            return False
 
     # --- recording ------------------------------------------------------------------------
 
@@ -154,7 +176,7 @@ class ChangeLog:
 
     def _append(self, lines: list[dict[str, Any]]) -> None:
         text = "".join(json.dumps(line) + "\n" for line in lines)
-        fd = os.open(self._log(), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = open_state_file(self._log(), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
             os.write(fd, text.encode("utf-8"))  # one write: concurrent CLI processes never interleave lines
         finally:
@@ -164,9 +186,11 @@ class ChangeLog:
 
     def _lines(self) -> list[dict[str, Any]]:
         try:
-            text = self._log().read_text(encoding="utf-8")
+            text = read_state_file(self._log(), MAX_LOG_BYTES).decode("utf-8")
         except FileNotFoundError:
             return []
+        except (OSError, UnicodeDecodeError) as exc:
+            raise _unusable(self._log(), exc) from None
         return [json.loads(line) for line in text.splitlines() if line.strip()]
 
     def _since(self, checkpoint_id: str) -> tuple[list[dict[str, Any]], int]:
@@ -189,26 +213,47 @@ class ChangeLog:
 
     # --- rewinding ------------------------------------------------------------------------
 
-    def plan_rewind(self, checkpoint_id: str, *, force: bool) -> tuple[list[Change], list[Path], list[FileChange]]:
-        """The commit that puts back every file still as the session's tools left it (every file,
-        when ``force``), and the files changed by someone else since."""
-        planned: list[Change] = []
+    def rewind_targets(self, checkpoint_id: str, *, force: bool) -> tuple[list[Target], list[Path], list[FileChange]]:
+        """The change-pipeline targets that put back every file still as the session's tools left
+        it (every file, when ``force``); the files changed by someone else since, and their log
+        entries to keep — filled in as the targets are planned. A path that is no longer a regular
+        file (a FIFO, a device) is always left alone and reported: it is never opened."""
+        from .llm.change.pipeline import Target
+
         conflicts: list[Path] = []
         kept: list[FileChange] = []
+        targets = []
         for change in self.changes(checkpoint_id):
-            now = _current(change.path)
-            if (_digest(now) if now is not None else None) != change.after and not force:
+            if _special(change.path):
                 conflicts.append(change.path)
-                kept.append(FileChange(change.path, change.before, _digest(now) if now is not None else None))
+                kept.append(FileChange(change.path, change.before, None))
                 continue
+            plan = self._restore(change, force, conflicts, kept)
+            targets.append(Target(change.path, plan, expect="any", read="none"))
+        return targets, conflicts, kept
+
+    def _restore(
+        self, change: FileChange, force: bool, conflicts: list[Path], kept: list[FileChange]
+    ) -> Callable[[Snapshot, Callable[[], None]], Planned | None]:
+        from .llm.change.pipeline import Planned
+
+        def plan(snapshot: Snapshot, _check: Callable[[], None]) -> Planned | None:
+            now = None if snapshot.data is None else _digest(snapshot.data)
+            if now != change.after and not force:
+                conflicts.append(change.path)
+                kept.append(FileChange(change.path, change.before, now))
+                return None
             if change.before is None:
-                if now is not None:
-                    planned.append(Change("delete", change.path, expect=now))
-            else:
-                data = (self._dir() / BLOBS_DIR / change.before).read_bytes()
-                if data != now:
-                    planned.append(Change("write", change.path, data, now))
-        return planned, conflicts, kept
+                return Planned(delete=True, gate=False, diff={}) if snapshot.exists else None
+            blob = self._dir() / BLOBS_DIR / change.before
+            try:
+                data = read_state_file(blob, MAX_BLOB_BYTES)
+            except OSError as exc:
+                raise _unusable(blob, exc) from None
+            # The bytes the file had: no result check applies (they were the file's before).
+            return None if data == snapshot.data else Planned(data=data, gate=False, diff={})
+
+        return plan
 
     def rewound(self, checkpoint_id: str, kept: list[FileChange]) -> None:
         """After a rewind: the log ends at the checkpoint again, plus the files left as others

@@ -6,6 +6,7 @@
     toolsmith help TOOL | toolsmith TOOL --help | toolsmith --schema TOOL   # one tool's parameters
     toolsmith --session ID --checkpoint | --changes CHECKPOINT | --rewind CHECKPOINT [--force]
     toolsmith [--cwd DIR] --session ID --end
+    toolsmith --tool NAME=PATH ... | --tool NAME= ...   # add/replace or remove a tool for this invocation
 
 (``python -m agent_toolsmith`` and, from the repository root, ``python -m cmd.tools`` are the same.)
 Exit codes: 0 the tool succeeded, 1 the tool returned an error, 2 usage or invalid parameters.
@@ -132,9 +133,17 @@ def _main(args: Arguments, stdin: TextIO, stdout: TextIO) -> int:
             overrides["lsp_enabled"] = False
         if args.audit_log:
             overrides["audit_log"] = Path(args.audit_log).absolute()
+        if args.tool_flags:
+            overrides["tool_programs"] = _tool_programs(args.tool_flags)
         config = Config.load(cwd, file=args.config, **overrides)
         if args.list or args.schema:
             return _describe_tools(args, cwd, config, stdout)
+        if args.tool_flags and args.session:
+            return _usage(
+                "--tool sets the tools of one invocation, and a --session's calls run in its host, which keeps the "
+                "tools it started with: run the call without --session, or give the tool in your own config "
+                "(docs/custom-tools.md)"
+            )
         session_commands = [f"--{name}" for name in ("checkpoint", "changes", "rewind") if getattr(args, name)]
         if session_commands and not args.session:
             return _usage(f"{session_commands[0]} needs --session ID (checkpoints belong to a session)")
@@ -160,33 +169,50 @@ def _main(args: Arguments, stdin: TextIO, stdout: TextIO) -> int:
     return _in_process(args, cwd, config, stdin, stdout)
 
 
+def _tool_programs(flags: list[tuple[str, str]]) -> dict[str, Path | None]:
+    """``--tool NAME=PATH`` / ``NAME=`` flags as Config.tool_programs (the last flag for a name wins;
+    a relative PATH is taken from the current directory, as the shell would)."""
+    return {name: Path(os.path.expanduser(program)).absolute() if program else None for name, program in flags}
+
+
 async def _via_host(args: Arguments, cwd: Path, config: Any, stdin: TextIO, stdout: TextIO) -> int | None:
     """Run the call(s) in the session's host process; None when it cannot (then run in-process)."""
-    from .session_host import HostLost, HostMismatch, HostUnavailable, end_host, host_paths, run_call
+    from .session_host import (
+        HostLost,
+        HostMismatch,
+        HostUnavailable,
+        UnsafeStateDirectory,
+        end_host,
+        host_paths,
+        run_call,
+    )
 
+    # What the host is started with, and must already serve for a call to go to it.
     spec = {
         "session": args.session,
         "cwd": os.path.realpath(cwd),
         "config": os.path.abspath(args.config) if args.config else None,
         "profile": args.profile,
+        "audit_log": str(Path(args.audit_log).absolute()) if args.audit_log else None,
     }
-    audit_log = str(Path(args.audit_log).absolute()) if args.audit_log else None
     ran = 0
 
     async def run(tool: str, params: Any) -> dict[str, Any]:
         nonlocal ran
-        request = {"tool": tool, "params": params, "no_lsp": args.no_lsp, "audit_log": audit_log}
         try:
-            envelope = run_call(paths, spec, request)
+            envelope = run_call(host_paths(config.state_dir, args.session), spec, {
+                "tool": tool, "params": params, "no_lsp": args.no_lsp,
+            })  # fmt: skip
         except HostLost as exc:
             envelope = {"content": f"toolsmith: {exc}", "is_error": True, "metadata": {"error": "session_host_lost"}}
+        except UnsafeStateDirectory as exc:  # nothing was sent, and the session's state there is not trusted
+            envelope = {"content": f"toolsmith: {exc}", "is_error": True, "metadata": {"error": "unsafe_state_dir"}}
         ran += 1
         return envelope
 
     try:
-        paths = host_paths(config.state_dir, args.session)
         if args.end:
-            ended = end_host(paths)
+            ended = end_host(host_paths(config.state_dir, args.session))
             stdout.write(f"Session {args.session}: {'host stopped' if ended else 'no host was running'}.\n")
             return EXIT_OK
         if args.batch:
@@ -198,6 +224,9 @@ async def _via_host(args: Arguments, cwd: Path, config: Any, stdin: TextIO, stdo
         envelope = await run(args.tool, raw)
         _print(envelope, args.json, stdout)
         return _exit_code(envelope)
+    except UnsafeStateDirectory as exc:  # --end
+        sys.stderr.write(f"toolsmith: {exc}\n")
+        return EXIT_TOOL_ERROR
     except (HostUnavailable, HostMismatch) as exc:
         if ran:  # a batch whose earlier lines ran in the host: do not run them again
             sys.stderr.write(f"toolsmith: {exc}\n")

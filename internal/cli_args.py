@@ -28,7 +28,8 @@ PROVIDER_FORMATS = ("anthropic", "openai", "openai-chat", "gemini")
 DEFAULTS: dict[str, object] = {
     "cwd": ".", "session": None, "end": False, "config": None, "json": False, "no_lsp": False, "list": False,
     "schema": False, "format": None, "profile": "default", "audit_log": None, "version": False, "batch": None,
-    "checkpoint": False, "changes": None, "rewind": None, "force": False, "tool": None, "params": None,
+    "checkpoint": False, "changes": None, "rewind": None, "force": False, "tool_flags": None, "tool": None,
+    "params": None,
 }  # fmt: skip
 #: The options :func:`plain_call` reads: those taking a value, and flags (True when given).
 _PLAIN_VALUE_OPTIONS = {"--cwd": "cwd", "--session": "session", "--config": "config", "--audit-log": "audit_log"}
@@ -63,6 +64,18 @@ def plain_call(words: list[str]) -> SimpleNamespace | None:
     values["tool"] = positionals[0]
     values["params"] = positionals[1] if len(positionals) == 2 else None
     return SimpleNamespace(**values)
+
+
+def tool_flag(text: str) -> tuple[str, str]:
+    """``--tool``'s value: ``NAME=PATH`` (add or replace) or ``NAME=`` (remove), as (NAME, PATH)."""
+    name, equals, program = text.partition("=")
+    if not name or not equals:
+        import argparse
+
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=PATH (the program PATH offered as the tool NAME) or NAME= (the tool removed): {text!r}"
+        )
+    return name, program
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -124,6 +137,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--rewind", metavar="CHECKPOINT", help="with --session: put back every file changed since CHECKPOINT"
     )
     parser.add_argument("--force", action="store_true", help="with --rewind: overwrite files changed by others too")
+    parser.add_argument(
+        "--tool",
+        dest="tool_flags",
+        action="append",
+        type=tool_flag,
+        metavar="NAME=PATH",
+        help="for this invocation, offer the program PATH as the tool NAME (it replaces any tool of that name, "
+        "built-ins too); NAME= removes the tool NAME; repeatable; not with --session",
+    )
     parser.add_argument("tool", nargs="?", help="tool name (help TOOL: the tool's description and parameters)")
     parser.add_argument("params", nargs="?", help="parameters as JSON, or - to read them from stdin")
     parser.formatter_class = argparse.HelpFormatter

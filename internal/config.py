@@ -4,7 +4,11 @@ Every limit a tool enforces has its default here or beside its code. :meth:`Conf
 later over earlier: the defaults, the user's ``$XDG_CONFIG_HOME/toolsmith/config.toml``, the
 workspace's ``.toolsmith/config.toml``, then an explicit file (the CLI's ``--config``). Files are
 read with :mod:`tomllib`; an unknown key or a wrong type is a :class:`ConfigError` naming the
-file, the key and what was expected — never silently ignored.
+file, the key and what was expected — never silently ignored. A few keys grant what only the
+user may grant (:data:`USER_ONLY_KEYS`): the workspace's own file cannot set them — a
+cloned repository does not get to replace the built-in tools (or the ``rg`` they run) with its
+own programs — and what it asked for is kept (``Config.workspace_refused``) to be named in
+``--list`` and the log.
 
 Keys mirror the fields below; sections group some of them::
 
@@ -118,7 +122,8 @@ class Config:
     allowed_dirs: list[Path] = field(default_factory=list)
     protected_dirs: list[str] = field(default_factory=lambda: list(DEFAULT_PROTECTED_DIRS))
     state_dir: Path = field(default_factory=default_state_dir)
-    #: Path to an ``rg`` binary; ``None`` finds the one from the ripgrep wheel, then PATH.
+    #: Path to an ``rg`` binary; ``None`` finds the one from the ripgrep wheel, then PATH. Only the
+    #: user sets it (see USER_ONLY_KEYS): grep, glob and ls run it, in read-only sessions too.
     rg_path: str | None = None
     #: Feed language-server diagnostics back after view and edits.
     lsp_enabled: bool = True
@@ -149,8 +154,16 @@ class Config:
     #: Offer the executables in ``<workspace>/.toolsmith/tools/`` and the user's tools directory
     #: as tools (see internal/llm/tools/custom.py).
     custom_tools: bool = True
-    #: Built-in tools a custom tool of the same name may replace; any other clash is refused.
+    #: Built-in tools a custom tool of the same name may replace; any other clash is refused. Only
+    #: the user sets it (their config file, ``--config``, the API): see USER_ONLY_KEYS.
     tools_override: list[str] = field(default_factory=list)
+    #: What the workspace's own ``.toolsmith/config.toml`` set among USER_ONLY_KEYS (TOML key →
+    #: value): never obeyed, kept so that ``--list`` and the log name the request (set by :meth:`load`).
+    workspace_refused: dict[str, Any] = field(default_factory=dict)
+    #: Tools set for this session by the user (the CLI's ``--tool NAME=PATH``, or the API): a
+    #: name → an executable adds it as a custom tool, replacing any tool of that name, built-ins
+    #: included; a name → None removes that tool (see llm/tools/custom.py).
+    tool_programs: dict[str, Path | None] = field(default_factory=dict)
     #: What edit, multiedit, patch, write and symbol_edit do when a change would leave a file
     #: that parsed cleanly unparseable: "refuse", "warn" (apply and name the errors) or "off"
     #: (see docs/structure.md).
@@ -191,7 +204,10 @@ class Config:
         for path, required in layers:
             if not required and not path.is_file():
                 continue
-            _merge(values, read_config_file(path, root))
+            layer = read_config_file(path, root)
+            if path == root / WORKSPACE_CONFIG and not required and (refused := _take_user_only(layer, values)):
+                values["workspace_refused"] = refused
+            _merge(values, layer)
         values.update(overrides)
         return cls(**values)
 
@@ -289,6 +305,51 @@ CONFIG_KEYS: dict[str, _Key] = {
     "lsp.servers": _Key("lsp_servers", _expect_table),
     "session_host.idle_timeout": _Key("session_host_idle_s", _expect_int(1)),
 }
+
+#: Keys only the user may set (their config file, ``--config``, the API): they would let a cloned
+#: repository run its own program in place of ours (a custom tool over a built-in, the rg the
+#: searches run), reach beyond the workspace (more writable or readable directories, skill
+#: directories, the state directory, fetch hosts past the private-network guard, an audit log
+#: appended anywhere) or choose who may reach an MCP HTTP server (a token it knows, a Host name it
+#: controls). A workspace's own config file that sets one is not obeyed for it; what it asked is
+#: kept in ``Config.workspace_refused``, for ``--list`` and the log.
+USER_ONLY_KEYS = (
+    "tools.override", "rg_path", "mcp.token_file", "mcp.allowed_hosts", "allowed_dirs", "state_dir",
+    "skill_paths", "fetch_allowed_hosts", "audit.path",
+)  # fmt: skip
+#: Keys a workspace's own config may set only to the safer value (a repository may turn the
+#: sandbox on, never off): the looser one is refused like a USER_ONLY_KEYS key.
+TIGHTEN_ONLY_KEYS: dict[str, bool] = {
+    "confine_writes": True, "block_private_networks": True, "bash.sandbox": True, "bash.network": False,
+}  # fmt: skip
+
+
+def _take_user_only(layer: dict[str, Any], below: dict[str, Any]) -> dict[str, Any]:
+    """What a workspace's file may not set (TOML key → value), taken out of its values: the
+    USER_ONLY_KEYS, a TIGHTEN_ONLY_KEYS key set to its looser value, and the command of a language
+    server (it would run a program of the repository's on the first view of a file). Protected
+    directories it names are added to those already set (``below``), never put in their place."""
+    refused = {key: layer.pop(CONFIG_KEYS[key].field) for key in USER_ONLY_KEYS if CONFIG_KEYS[key].field in layer}
+    for key, safe in TIGHTEN_ONLY_KEYS.items():
+        name = CONFIG_KEYS[key].field
+        if name in layer and layer[name] != safe:
+            refused[key] = layer.pop(name)
+    for server, spec in list(layer.get("lsp_servers", {}).items()):
+        if "command" in spec:
+            refused[f"lsp.servers.{server}.command"] = spec.pop("command")
+            if not spec or ("extensions" in spec and not _known_server(server)):
+                del layer["lsp_servers"][server]  # a new server without its command is no server
+    if "protected_dirs" in layer:
+        kept = below.get("protected_dirs", list(DEFAULT_PROTECTED_DIRS))
+        layer["protected_dirs"] = [*kept, *(d for d in layer["protected_dirs"] if d not in kept)]
+    return refused
+
+
+def _known_server(name: str) -> bool:
+    from .lsp.servers import DEFAULT_SERVER_NAMES
+
+    return name in DEFAULT_SERVER_NAMES
+
 
 #: Keys of one ``[lsp.servers.NAME]`` table.
 LSP_SERVER_KEYS: dict[str, Callable[[Any], Any]] = {

@@ -40,17 +40,21 @@ def describe_value(value: Any, dialect: Literal["json", "toml"] = "json") -> str
 class ToolError(Exception):
     """A failure explained to the model. ``message`` is the whole response text.
 
-    Subclasses name a stable ``code``; a code passed in ``metadata["error"]`` wins (a mechanism
-    that knows better, e.g. an OS error mapped to ``permission_denied``).
+    Every failure has a stable code (docs/error-codes.md): a subclass names its ``code``; a
+    failure without a class of its own passes ``code=``. A code given explicitly (``code=``, or
+    ``metadata["error"]``: a mechanism that knows better, e.g. an OS error mapped to
+    ``permission_denied``) wins over the class's.
     """
 
     code: ClassVar[str | None] = None
 
-    def __init__(self, message: str, metadata: dict[str, Any] | None = None) -> None:
+    def __init__(self, message: str, metadata: dict[str, Any] | None = None, *, code: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.metadata = dict(metadata or {})
-        if self.code is not None:
+        if code is not None:
+            self.metadata["error"] = code
+        elif self.code is not None:
             self.metadata.setdefault("error", self.code)
 
 
@@ -116,6 +120,19 @@ class ModifiedWhileSaving(ToolError):
         super().__init__(
             f"File {path} was modified while saving (by a program outside this session); nothing was written and "
             "the other program's version is kept. Read it again before editing.",
+            {"file_path": path},
+        )
+
+
+class OpenForWriting(ToolError):
+    """Another program kept the target open for writing: replacing it would lose its writes."""
+
+    code = "open_for_writing"
+
+    def __init__(self, path: str, waited_s: float) -> None:
+        super().__init__(
+            f"File {path} is open for writing in another program (still after {waited_s:g} s); nothing was written, "
+            "so that program's writes are not lost. Try again when it has closed the file.",
             {"file_path": path},
         )
 
@@ -192,6 +209,23 @@ class Protected(ToolError):
         self.path = path
 
 
+class NoChange(ToolError):
+    """The call would leave the file(s) exactly as they are (write of the same content, an edit
+    whose new_string equals old_string, a rename to the same name): nothing was written."""
+
+    code = "no_change"
+
+
+class FileExists(ToolError):
+    """A new file (edit's empty old_string, a patch's Add File or Move to) where one exists."""
+
+    code = "file_exists"
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message, {"file_path": path})
+        self.path = path
+
+
 class IsDirectory(ToolError):
     code = "is_directory"
 
@@ -200,6 +234,13 @@ class NotRegular(ToolError):
     """A FIFO, socket, device or special file where a regular file is needed."""
 
     code = "not_regular_file"
+
+
+class OffsetOutOfRange(ToolError):
+    """An offset past the end of a file (or of a search's results); the message gives the last
+    valid one."""
+
+    code = "offset_out_of_range"
 
 
 class TimedOut(ToolError):
@@ -227,3 +268,20 @@ class Denied(ToolError):
 
 class ToolCancelled(ToolError):
     """The call's cancellation token fired before the tool finished (``metadata["aborted"]``)."""
+
+
+class ParseFailed(ToolError):
+    """Parsing a deeply nested file failed in the child process it was tried in first
+    (syntax/probe.py): the parser crashed there, or ran out of time or memory. This process was
+    spared; the file is not outlined, and the syntax gate does not judge it."""
+
+    code = "parse_failed"
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(
+            f"{path} could not be parsed: {reason}. It nests deeply, so it was parsed in a separate process "
+            "first, which spared this one. Use view and grep to read it, and edit to change it.",
+            {"file_path": path, "reason": reason},
+        )
+        self.path = path
+        self.reason = reason

@@ -15,7 +15,7 @@ import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .errors import ChangedSinceRead, NotRead
 
@@ -58,6 +58,16 @@ class ReadRecord:
             self.ctime_ns,
             self.inode,
         )
+
+
+@dataclass(frozen=True)
+class ReadState:
+    """How a session saw a file it is about to change: ``absent`` (no file), ``unread``,
+    ``unchanged`` since the read, or ``changed`` — then ``base`` holds the bytes as read when
+    they are kept (:data:`MAX_SNAPSHOT_BYTES`), for re-anchoring."""
+
+    kind: Literal["absent", "unread", "unchanged", "changed"]
+    base: bytes | None = None
 
 
 def _iso(ns: int) -> str:
@@ -141,20 +151,20 @@ class FileTracker:
         has read it (a snapshot): then a recorded digest decides. Without either, the stat
         signature does.
         """
-        if self.base_for_change(path, current, st) is not None:
+        state = self.read_state(path, current, st)
+        if state.kind == "unread":
+            raise NotRead(str(path))
+        if state.kind == "changed":
             raise self.changed_error(path, st)
 
-    def base_for_change(
-        self, path: Path, current: bytes | None = None, st: os.stat_result | None = None
-    ) -> bytes | None:
-        """None when ``path`` is as this session last read it; the bytes as read when it changed
-        since and they are kept (the base an edit planned on, for re-anchoring). Raises
-        :class:`NotRead` for a file not read and :class:`ChangedSinceRead` for a changed one
-        whose read content is not kept."""
+    def read_state(self, path: Path, current: bytes | None = None, st: os.stat_result | None = None) -> ReadState:
+        """How this session saw ``path`` (whose content is ``current`` and stat ``st`` now, when
+        the caller has read it): not read, unchanged since the read, or changed — with the bytes
+        as read when they are kept (the base an edit planned on, for re-anchoring)."""
         key = self._key(path)
         record = self._records.get(key)
         if record is None:
-            raise NotRead(str(path))
+            return ReadState("unread")
         snapshot = self._snapshots.get(key) if current is not None else None
         if snapshot is not None:
             self._snapshots.move_to_end(key)  # used: the last to be dropped
@@ -163,11 +173,7 @@ class FileTracker:
             unchanged = content_digest(current) == record.digest
         else:
             unchanged = record.same_stat(st or os.stat(path))
-        if unchanged:
-            return None
-        if snapshot is not None:
-            return snapshot
-        raise self.changed_error(path, st)
+        return ReadState("unchanged") if unchanged else ReadState("changed", snapshot)
 
     def changed_error(self, path: Path, st: os.stat_result | None = None) -> ChangedSinceRead:
         """The refusal of a change to ``path``, which changed since this session read it."""

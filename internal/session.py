@@ -32,7 +32,7 @@ from .llm.tools.registry import ToolRegistry
 from .llm.tools.runner import run_tool
 from .logs import logger
 from .permission import Asker, PermissionService, ToolPolicy, allow_all, refusing_writes
-from .state import PRIVATE_FILE_MODE, check_session_id
+from .state import PRIVATE_FILE_MODE, check_session_id, read_state_file
 
 if TYPE_CHECKING:
     import asyncio
@@ -42,6 +42,10 @@ if TYPE_CHECKING:
     from .checkpoints import ChangeLog, FileChange, RewindResult
 
 log = logger("toolsmith")
+
+#: The largest session state file loaded (files read with their digests, the shell's cwd and
+#: environment, language-server health); a larger one is not read.
+MAX_STATE_FILE_BYTES = 32 * 1024 * 1024
 
 
 class Session:
@@ -145,8 +149,9 @@ class Session:
         audit: AuditLog | None = None,
     ) -> ToolResponse:
         """Run one tool call. ``cancel`` stops it early (as does cancelling the awaiting task).
-        ``lsp=False`` runs this call without language-server diagnostics; ``audit`` records this
-        call there instead of in the session's audit log (the CLI session host uses both).
+        ``lsp=False`` runs this call without language-server diagnostics (the CLI's ``--no-lsp``
+        through a session host); ``audit`` records this call there instead of in the session's
+        audit log.
 
         First, commits in this workspace that a killed process left half done are rolled back
         (or finished); see fsutil/commit.py. Every call, cancelled ones too, goes to the audit
@@ -270,24 +275,23 @@ class Session:
         import asyncio
 
         from .checkpoints import RewindResult
-        from .fsutil.commit import commit
+        from .errors import NoChange
+        from .llm.change.pipeline import ChangeRequest, apply_change
 
         self._recover()
         change_log = self._change_log
-        planned, conflicts, kept = await asyncio.to_thread(change_log.plan_rewind, checkpoint_id, force=force)
-        ctx = self.ctx
-        if planned:
-            stats = await asyncio.to_thread(
-                commit, planned, roots=ctx.writable_roots(), journal_dir=ctx.state.directory("journal"),
-                workspace=ctx.workspace,
-            )  # fmt: skip
-            for change in planned:
-                if change.path in stats and change.data is not None:
-                    ctx.files.record_read(change.path, change.data, stats[change.path])
-                else:
-                    ctx.files.forget(change.path)
+        targets, conflicts, kept = await asyncio.to_thread(change_log.rewind_targets, checkpoint_id, force=force)
+        restored: list[Path] = []
+        if targets:
+            request = ChangeRequest("rewind", targets, lambda _planned: f"rewind to checkpoint {checkpoint_id}",
+                                    ask=False)  # fmt: skip
+            try:
+                applied = await apply_change(self.ctx, request)
+                restored = [p.target.path for p in applied.planned if p.target is not None]
+            except NoChange:
+                pass  # every file is as the checkpoint had it, or changed by someone else
         await asyncio.to_thread(change_log.rewound, checkpoint_id, kept)
-        return RewindResult(checkpoint_id, [c.path for c in planned], conflicts)
+        return RewindResult(checkpoint_id, restored, conflicts)
 
     def tools(self, policy: ToolPolicy | None = None) -> list[ToolInfo]:
         """What to declare to the model: the session's tools (built-in and custom) that
@@ -352,10 +356,16 @@ class Session:
         return self.ctx.config.state_dir / "sessions" / self.session_id / "state.json"
 
     def load_state(self) -> None:
+        """Load the state file. None yet, or one that is not a regular file of this user's alone
+        (a FIFO, a symbolic link, another's), larger than :data:`MAX_STATE_FILE_BYTES` or not
+        JSON: the session starts fresh, and the next save replaces it."""
         try:
-            data = json.loads(self.state_file().read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return  # none yet, or unreadable: the session starts fresh
+            data = json.loads(read_state_file(self.state_file(), MAX_STATE_FILE_BYTES))
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError) as exc:
+            log.warning("session state %s not loaded: %s", self.state_file(), exc)
+            return
         if not isinstance(data, dict):
             return
         if isinstance(data.get("files"), dict):

@@ -121,7 +121,7 @@ def discover(workspace: Path, extra: list[Path], home: Path | None = None) -> Di
 
 
 def available_skills_xml(workspace: Path, extra: list[Path] | None = None, home: Path | None = None) -> str:
-    """The ``<available_skills>`` block for a system prompt, with ``file://`` locations (seed 1.11)."""
+    """The ``<available_skills>`` block for a system prompt, with ``file://`` locations."""
     skills = discover(workspace, extra or [], home).skills
     items = [
         "  <skill>\n"

@@ -10,6 +10,7 @@ across processes.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import stat
@@ -96,6 +97,76 @@ def _tighten(path: Path) -> None:
         st = os.stat(path)
         if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) & 0o077:
             os.chmod(path, stat.S_IMODE(st.st_mode) & ~0o077)
+
+
+def not_private(st: os.stat_result) -> str:
+    """Why a file or directory with this stat is not this user's alone ("" when it is): another
+    owner, or write access for group or others (they could add, remove or replace entries)."""
+    if st.st_uid != os.getuid():
+        return f"belongs to uid {st.st_uid}, not to this user (uid {os.getuid()})"
+    if st.st_mode & 0o022:
+        who = {0o020: "group", 0o002: "others"}.get(st.st_mode & 0o022, "group and others")
+        return f"is writable by {who} (mode {stat.S_IMODE(st.st_mode):04o})"
+    return ""
+
+
+#: Flags for our own files in the state directory: never through a symbolic link someone put
+#: there, never blocking on a FIFO.
+_STATE_FILE_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+class NotPrivate(OSError):
+    """A file in the state directory is another user's, or others may write it."""
+
+
+def read_state_file(path: str | Path, max_bytes: int, *, dir_fd: int | None = None) -> bytes:
+    """The content of one of our files in the state directory: a regular file (not a symbolic
+    link, FIFO or device) of this user's alone, at most ``max_bytes``. Else an OSError that says
+    which (:class:`NotPrivate` for the owner or mode)."""
+    fd = os.open(path, os.O_RDONLY | _STATE_FILE_FLAGS, dir_fd=dir_fd)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        why = not_private(st)
+        if why:
+            raise NotPrivate(errno.EPERM, why, str(path))
+        chunks: list[bytes] = []
+        size = 0
+        while size <= max_bytes and (chunk := os.read(fd, max_bytes + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > max_bytes:
+            raise OSError(errno.EFBIG, f"over {max_bytes} bytes", str(path))
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def open_state_file(path: str | Path, flags: int, *, dir_fd: int | None = None) -> int:
+    """One of our files in the state directory opened (created 0600) with ``flags``: a regular
+    file, not a symbolic link, FIFO or device, else an OSError."""
+    fd = os.open(path, flags | _STATE_FILE_FLAGS, PRIVATE_FILE_MODE, dir_fd=dir_fd)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    with contextlib.suppress(OSError):
+        os.fchmod(fd, PRIVATE_FILE_MODE)
+    return fd
+
+
+def write_state_file(name: str, data: bytes, *, dir_fd: int) -> None:
+    """A new private file ``name`` holding ``data`` in the directory ``dir_fd``; whatever had the
+    name is removed first (the name is never followed)."""
+    from .fsutil.fs import REAL, write_all
+
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(name, dir_fd=dir_fd)
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _STATE_FILE_FLAGS, PRIVATE_FILE_MODE, dir_fd=dir_fd)
+    try:
+        write_all(REAL, fd, data)
+    finally:
+        os.close(fd)
 
 
 def open_private(path: Path, flags: int = os.O_WRONLY | os.O_CREAT | os.O_TRUNC) -> int:

@@ -171,6 +171,23 @@ def _reap_adopted_zombies() -> None:
                 os.waitpid(int(entry), os.WNOHANG)
 
 
+@pytest.fixture
+def state_outside_tmp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A state directory outside /tmp, where ``TOOLSMITH_STATE_DIR`` now points. The bash sandbox
+    gives commands a private /tmp, which would hide a state directory under it (as the tests'
+    usual one is) by accident: this one shows what the sandbox hides on purpose. Its session
+    hosts are ended and it is removed afterwards."""
+    from agent_toolsmith.session_host import end_host, running_hosts
+
+    base = Path("/var/tmp") if os.access("/var/tmp", os.W_OK) else Path.home()
+    path = Path(os.path.realpath(tempfile.mkdtemp(prefix="toolsmith-state-", dir=base)))
+    monkeypatch.setenv("TOOLSMITH_STATE_DIR", str(path))
+    yield path
+    for paths in running_hosts(path):
+        end_host(paths)
+    shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.fixture(scope="module")
 def bwrap() -> str:
     """bubblewrap, able to sandbox here: missing fails (`make test` installs it); a machine

@@ -45,6 +45,12 @@ def text_pdf(pages: Sequence[str | None], title: str | None = None) -> bytes:
     if title is not None:
         objects.append(b"<< /Title (" + _escape(title) + b") >>")
         info = len(objects)
+    return raw_pdf(objects, info)
+
+
+def raw_pdf(objects: Sequence[bytes], info: int | None = None) -> bytes:
+    """A PDF of ``objects`` as given (object 1 is the catalog), with its xref table and trailer:
+    for files no writer would make, such as a page tree of 200 000 kids."""
     out = io.BytesIO()
     out.write(b"%PDF-1.4\n")
     offsets = []

@@ -177,3 +177,15 @@ def test_each_failure_a_host_acts_on_has_its_own_documented_code(tmp_path: Path)
     assert set(found.values()) <= documented, set(found.values()) - documented
     assert not outside.exists() and not (workspace / "new.txt").exists()
     assert (workspace / "twice.py").read_text() == "x = 1\nx = 1\n"
+
+
+def test_no_tool_module_imports_another_tool() -> None:
+    """What two tools share is a service (llm/change, shell/job_report, syntax/…), never a
+    sibling tool's module (docs/architecture.md)."""
+    from agent_toolsmith.llm.tools.builtins import TOOL_MODULES
+
+    graph = _import_graph()
+    tools = set(TOOL_MODULES.values())
+    assert len(tools) > 15
+    crossing = {module: sorted(graph[module] & tools) for module in tools if graph[module] & tools}
+    assert crossing == {}

@@ -116,3 +116,64 @@ def test_a_session_without_a_checkpoint_records_nothing(workspace: Path) -> None
 
     session = asyncio.run(main())
     assert not (session.ctx.state.location() / "sessions" / session.session_id / "changes").exists()
+
+
+@pytest.mark.parametrize("replacement", ["fifo", "symlink to /dev/zero"])
+def test_rewind_leaves_a_file_replaced_by_a_special_file_alone_and_answers_at_once(
+    workspace: Path, replacement: str
+) -> None:
+    """A FIFO (or a link to an endless device) where the session's file was is reported as
+    changed by someone else, never opened: the rewind neither hangs nor reads without bound."""
+    import os
+    import time
+
+    target = workspace / "a.py"
+    target.write_text("x = 1\n")
+    (workspace / "b.py").write_text("y = 1\n")
+
+    async def main() -> None:
+        async with _session(workspace) as session:
+            await _ok(session, "view", {"file_path": "a.py"})
+            await _ok(session, "view", {"file_path": "b.py"})
+            checkpoint = session.checkpoint()
+            await _ok(session, "edit", {"file_path": "a.py", "old_string": "x = 1", "new_string": "x = 2"})
+            await _ok(session, "edit", {"file_path": "b.py", "old_string": "y = 1", "new_string": "y = 2"})
+            target.unlink()
+            if replacement == "fifo":
+                os.mkfifo(target)
+            else:
+                target.symlink_to("/dev/zero")
+            started = time.monotonic()
+            result = await asyncio.wait_for(session.rewind(checkpoint, force=True), 30)
+            assert time.monotonic() - started < 5
+            assert result.conflicts == [target] and result.restored == [workspace / "b.py"]
+
+    asyncio.run(main())
+    assert (workspace / "b.py").read_text() == "y = 1\n"
+    assert target.is_fifo() if replacement == "fifo" else os.readlink(target) == "/dev/zero"
+
+
+def test_a_change_log_replaced_by_a_fifo_or_a_link_is_refused_at_once(workspace: Path) -> None:
+    """The log is read only as a regular file of the user's own: a FIFO planted in its place (by a
+    command of the session's own user) answers at once with a clear error, never a hang."""
+    import os
+    import time
+
+    (workspace / "a.py").write_text("x = 1\n")
+
+    async def main() -> None:
+        async with _session(workspace) as session:
+            await _ok(session, "view", {"file_path": "a.py"})
+            checkpoint = session.checkpoint()
+            await _ok(session, "edit", {"file_path": "a.py", "old_string": "x = 1", "new_string": "x = 2"})
+            log = session.ctx.state.location() / "sessions" / session.session_id / "changes" / "log.jsonl"
+            log.unlink()
+            os.mkfifo(log)
+            started = time.monotonic()
+            with pytest.raises(ToolError) as raised:
+                await asyncio.wait_for(session.rewind(checkpoint), 30)
+            assert time.monotonic() - started < 5
+            assert raised.value.metadata["error"] == "checkpoint_log_unusable"
+
+    asyncio.run(main())
+    assert (workspace / "a.py").read_text() == "x = 2\n"

@@ -35,8 +35,8 @@ def test_every_key_maps_to_a_config_field() -> None:
 
 def test_layers_user_then_workspace_then_explicit(workspace: Path, tmp_path: Path, _no_user_config: Path) -> None:
     write(_no_user_config / "toolsmith" / "config.toml", "max_output_lines = 10\nuser_agent = 'from-user'\n")
-    write(workspace / ".toolsmith" / "config.toml", "max_output_lines = 20\nallowed_dirs = ['../shared']\n")
-    explicit = write(tmp_path / "extra.toml", "[lsp]\nenabled = false\n")
+    write(workspace / ".toolsmith" / "config.toml", "max_output_lines = 20\n")
+    explicit = write(tmp_path / "extra.toml", "allowed_dirs = ['../shared']\n[lsp]\nenabled = false\n")
     config = Config.load(workspace, file=explicit)
     assert config.max_output_lines == 20 and config.user_agent == "from-user"
     assert config.allowed_dirs == [workspace / "../shared"]  # relative to the workspace, not the process cwd
@@ -76,14 +76,16 @@ def test_programmatic_servers_are_validated_too() -> None:
         Config(lsp_servers={"pylsp": {"extensions": ".py"}})
 
 
-def test_settings_only_entry_merges_into_the_default(workspace: Path) -> None:
+def test_settings_only_entry_merges_into_the_default(workspace: Path, tmp_path: Path) -> None:
     write(
         workspace / ".toolsmith" / "config.toml",
         '[lsp.servers.basedpyright]\nsettings = { "basedpyright.analysis" = { typeCheckingMode = "strict" } }\n'
-        "[lsp.servers.pylsp]\ndisabled = true\n"
-        "[lsp.servers.marker]\ncommand = ['marker-lsp']\nextensions = ['mark']\nroot_markers = ['m.toml']\n",
+        "[lsp.servers.pylsp]\ndisabled = true\n",
     )
-    config = Config.load(workspace)
+    # A server's command runs a program: only the user's own config names one (not the workspace's).
+    mine = write(tmp_path / "mine.toml", "[lsp.servers.marker]\ncommand = ['marker-lsp']\nextensions = ['mark']\n"
+                                         "root_markers = ['m.toml']\n")  # fmt: skip
+    config = Config.load(workspace, file=mine)
     servers = {s.name: s for s in configured_servers(config.lsp_servers)}
     based = servers["basedpyright"]
     assert based.command == ("basedpyright-langserver", "--stdio") and ".py" in based.extensions

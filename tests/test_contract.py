@@ -140,7 +140,7 @@ def test_descriptions_point_to_the_right_tool_and_word_parameters_alike() -> Non
         "grep": ["Use glob to find files by name", "use output_mode `count` (not `rg -c` through bash)", "read_many"],
         "read_many": ["edit, multiedit, write or patch may follow directly", "use view for one file"],
         "ls": ["prefer the glob and grep tools"],
-        "patch": ["changes that span several files", "read with view"],
+        "patch": ["changes that span several files", "read it with view first"],
     }
     for name, phrases in guidance.items():
         for phrase in phrases:
@@ -157,6 +157,8 @@ def test_descriptions_point_to_the_right_tool_and_word_parameters_alike() -> Non
 def test_tracker_decides_by_content_after_dropping_a_kept_snapshot(tmp_path: Path) -> None:
     # Files read whole are compared by their kept bytes; once more files push a snapshot out of the
     # byte budget (or the records are saved), the digest of those bytes decides instead.
+    from agent_toolsmith.file_tracker import ReadState
+
     tracker = FileTracker(snapshot_budget=16)
     first = tmp_path / "first"
     first.write_bytes(b"as read")
@@ -169,13 +171,12 @@ def test_tracker_decides_by_content_after_dropping_a_kept_snapshot(tmp_path: Pat
         other.write_bytes(b"x")
         tracker.record_read(other, b"x", other.stat())
     assert tracker.snapshot_bytes == 16
-    assert tracker.base_for_change(first, b"as read", st_) is None
-    with pytest.raises(ToolError, match="modified since"):
-        tracker.base_for_change(first, b"as REad", st_)  # same size and stat: only the content differs
+    assert tracker.read_state(first, b"as read", st_).kind == "unchanged"
+    # Same size and stat, only the content differs; the bytes as read were dropped: no base.
+    assert tracker.read_state(first, b"as REad", st_) == ReadState("changed", None)
     restored = FileTracker.from_json(saved)
-    assert restored.base_for_change(first, b"as read", st_) is None
-    with pytest.raises(ToolError, match="modified since"):
-        restored.base_for_change(first, b"as REad", st_)
+    assert restored.read_state(first, b"as read", st_).kind == "unchanged"
+    assert restored.read_state(first, b"as REad", st_) == ReadState("changed", None)
 
 
 def test_permission_known_without_asking_only_for_allow_all_or_a_session_grant() -> None:

@@ -72,8 +72,14 @@ def test_every_docs_page_says_what_it_is_part_of() -> None:
 PYTHON = blocks("python")
 
 
+#: A print whose line ends with this comment states the line it prints.
+PRINTS = re.compile(r"print\(.*#\s*prints:\s*(.*?)\s*$", re.M)
+
+
 @pytest.mark.parametrize(("page", "number", "code"), PYTHON, ids=_ids(PYTHON))
-def test_every_python_example_runs(page: str, number: int, code: str, workspace: Path) -> None:
+def test_every_python_example_runs_and_prints_what_it_says(
+    page: str, number: int, code: str, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     namespace: dict[str, Any] = {"__name__": "docs_example"}
     previous = os.getcwd()
     os.chdir(workspace)
@@ -81,6 +87,34 @@ def test_every_python_example_runs(page: str, number: int, code: str, workspace:
         exec(compile(code, f"{page} block {number}", "exec"), namespace)
     finally:
         os.chdir(previous)
+    said = PRINTS.findall(code)
+    printed = iter(capsys.readouterr().out.splitlines())
+    for expected in said:  # in order, each a whole line of the output
+        assert any(line.rstrip() == expected for line in printed), (expected, page)
+
+
+def test_the_readme_names_every_built_in_tool_once() -> None:
+    from agent_toolsmith.llm.tools.builtins import tool_names
+
+    intro = README.split("\n\n")[1]
+    listed = re.search(r"`([a-z_ \n]+)`, plus a project's own custom tools", intro)
+    assert listed is not None
+    assert sorted(listed.group(1).split()) == sorted(tool_names())
+    table = README[README.index("## Tools") :].split("\n\n")[1]
+    rows = [line.split("|")[1].strip() for line in table.splitlines()[2:]]
+    named = [name for row in rows for name in row.split(" / ") if not name.startswith("*")]
+    assert len(named) == len(set(named)) and set(named) <= set(tool_names()), named
+
+
+#: Prose that counts the tools goes stale with the next tool: counts come from the registry.
+TOOL_COUNT = re.compile(r"\b(?:all\s+)?(?:\d+|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+                        r"thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty)\s+tools\b", re.I)
+
+
+def test_no_page_counts_the_tools_in_prose() -> None:
+    described = (ROOT / "pyproject.toml").read_text()
+    found = {name: TOOL_COUNT.findall(text) for name, text in {**PAGES, "pyproject.toml": described}.items()}
+    assert {name: hits for name, hits in found.items() if hits} == {}
 
 
 JSON = blocks("json")

@@ -17,12 +17,42 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import ToolError
+from ..nesting import brackets_nest_deeper, json_deeper
 
 CellType = Literal["code", "markdown", "raw"]
 
 
+#: A notebook whose JSON nests arrays and objects deeper than this is refused
+#: (``notebook_too_deep``): a real one needs a few levels (cells, outputs, their data), and the
+#: parsers and validators that read it recurse (json itself gives up near a thousand).
+MAX_NOTEBOOK_DEPTH = 256
+
+
 def notebook_error(message: str, code: str) -> ToolError:
     return ToolError(message, {"error": code})
+
+
+def too_deep_error(path: Path) -> ToolError:
+    return notebook_error(
+        f"{path} nests its JSON arrays and objects deeper than {MAX_NOTEBOOK_DEPTH} levels; no notebook does (cells, "
+        "outputs and their data take a few), so it is not read as one and nothing was changed. Search its text "
+        "with grep; if it should be a notebook, restore it (version control) or export it again from Jupyter.",
+        "notebook_too_deep",
+    )
+
+
+def load_notebook_json(text: str, raw: bytes, path: Path) -> Any:
+    """``json.loads(text)`` (``raw``: its bytes) with the nesting bounded: :func:`too_deep_error`
+    past MAX_NOTEBOOK_DEPTH; ValueError for text that is not JSON. The bracket count over the
+    bytes rules out almost every file; only one that might be too deep is measured loaded."""
+    suspect = brackets_nest_deeper(raw, MAX_NOTEBOOK_DEPTH)
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise too_deep_error(path) from None
+    if suspect and json_deeper(data, MAX_NOTEBOOK_DEPTH):
+        raise too_deep_error(path)
+    return data
 
 
 # --- the file's JSON style ---------------------------------------------------------------------
@@ -101,7 +131,7 @@ def parse_notebook(raw: bytes, path: Path) -> Notebook:
         raise notebook_error(f"{path} is not a notebook: not UTF-8 ({exc.reason} at byte {exc.start}).",
                              "not_a_notebook") from None  # fmt: skip
     try:
-        data = json.loads(text)
+        data = load_notebook_json(text, raw, path)
     except ValueError as exc:
         raise notebook_error(f"{path} is not a valid notebook: its JSON does not parse ({exc}).",
                              "not_a_notebook") from None  # fmt: skip

@@ -14,8 +14,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ..errors import ToolError
 from . import is_notebook
-from .notebook import JsonStyle, Notebook, cell_source, dump_notebook, notebook_error
+from .notebook import (
+    MAX_NOTEBOOK_DEPTH,
+    JsonStyle,
+    Notebook,
+    cell_source,
+    dump_notebook,
+    load_notebook_json,
+    notebook_error,
+)
 
 EditMode = Literal["replace", "insert", "delete"]
 
@@ -278,7 +287,7 @@ def validate(data: dict[str, Any], path: Path, original: bytes) -> None:
         nbformat.validate(data)
     except nbformat.ValidationError as exc:
         first = str(exc).strip().split("\n")[0]
-        before = _notebook_problem(original)
+        before = _notebook_problem(original, path)
         if before is not None:
             raise notebook_error(
                 f"{path} is not a valid notebook even before this change ({before}); nothing was written. "
@@ -300,8 +309,8 @@ def check_text_change(path: Path, old: bytes | None, new: bytes) -> None:
     either (then the edit may be the repair)."""
     if not is_notebook(path):
         return
-    problem = _notebook_problem(new)
-    if problem is None or (old is not None and _notebook_problem(old) is not None):
+    problem = _notebook_problem(new, path)
+    if problem is None or (old is not None and _notebook_problem(old, path) is not None):
         return
     raise notebook_error(
         f"This change would leave {path} a broken notebook ({problem}); nothing was written. Edit notebooks "
@@ -310,11 +319,13 @@ def check_text_change(path: Path, old: bytes | None, new: bytes) -> None:
     )
 
 
-def _notebook_problem(raw: bytes) -> str | None:
+def _notebook_problem(raw: bytes, path: Path) -> str | None:
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
+        data = load_notebook_json(raw.decode("utf-8-sig"), raw, path)
     except (UnicodeDecodeError, ValueError) as exc:
         return f"its JSON does not parse: {exc}"
+    except ToolError:  # too deep
+        return f"its JSON nests deeper than {MAX_NOTEBOOK_DEPTH} levels"
     if not isinstance(data, dict):
         return "its JSON is not an object"
     import nbformat

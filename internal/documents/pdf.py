@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
 
 #: A spec naming more pages than this is refused (it is a typo, or a request to page instead).
 MAX_SPEC_PAGES = 100_000
+#: No page is started after a view has spent this long extracting (at least one page is): one
+#: page's text can take pypdf seconds (its own limits stop a content stream at 2 million tokens),
+#: and the pages left are named for the next call.
+MAX_EXTRACT_SECONDS = 10.0
 
 _RANGE = r"^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$"  # compiled on first use (re caches it)
 
@@ -72,10 +77,19 @@ class PdfPages:
     title: str = ""
 
 
+def too_complex_error(path: Path, why: object) -> ToolError:
+    return pdf_error(
+        f"{path} is too large or too deeply nested for the PDF reader's limits ({why}); its text cannot be shown "
+        "here. A native reader (pdftotext through bash, where installed) may read it.",
+        "pdf_too_complex",
+    )
+
+
 def open_pdf(data: bytes, path: Path) -> Any:
-    """A pypdf reader for ``data``; clear errors for encrypted and malformed files."""
+    """A pypdf reader for ``data``; clear errors for encrypted, malformed and oversized files (a
+    page tree past pypdf's limits on entries and depth, objects nested past Python's recursion)."""
     from pypdf import PdfReader
-    from pypdf.errors import DependencyError, PdfReadError
+    from pypdf.errors import DependencyError, LimitReachedError, PdfReadError
 
     try:
         reader = PdfReader(io.BytesIO(data))
@@ -91,32 +105,42 @@ def open_pdf(data: bytes, path: Path) -> Any:
         _ = len(reader.pages)  # parses the page tree: a broken one fails here, not mid-view
     except ToolError:
         raise
+    except LimitReachedError as exc:
+        raise too_complex_error(path, exc) from None
+    except RecursionError:
+        raise too_complex_error(path, "objects nested too deeply") from None
     except (PdfReadError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise pdf_error(f"{path} could not be read as a PDF: {exc}", "pdf_unreadable") from None
     return reader
 
 
 def _has_images(page: PageObject) -> bool:
+    from pypdf.errors import PyPdfError
+
     try:
         resources = page.get("/Resources")
         xobjects = resources.get_object().get("/XObject") if resources is not None else None
         if xobjects is None:
             return False
         return any(x.get_object().get("/Subtype") == "/Image" for x in xobjects.get_object().values())
-    except (AttributeError, KeyError, TypeError, ValueError):
+    except (AttributeError, KeyError, TypeError, ValueError, RecursionError, PyPdfError):
         return False
 
 
 def extract_pages(data: bytes, path: Path, spec: str | None, check: Callable[[], None]) -> PdfPages:
+    """The text of the pages ``spec`` names (all when None), at most MAX_PAGES_PER_VIEW of them,
+    and no more once MAX_EXTRACT_SECONDS have gone (the rest are left for the next call)."""
     reader = open_pdf(data, path)
     count = len(reader.pages)
     wanted = parse_pages(spec, count) if spec else list(range(1, count + 1))
     result = PdfPages(count, remaining=wanted[MAX_PAGES_PER_VIEW:])
-    metadata = reader.metadata
-    if metadata is not None and metadata.title:
-        result.title = str(metadata.title)
-    for number in wanted[:MAX_PAGES_PER_VIEW]:
+    result.title = _title(reader)
+    deadline = time.monotonic() + MAX_EXTRACT_SECONDS
+    for at, number in enumerate(wanted[:MAX_PAGES_PER_VIEW]):
         check()
+        if at and time.monotonic() > deadline:
+            result.remaining = wanted[at:]
+            break
         page = reader.pages[number - 1]
         try:
             text = page.extract_text() or ""
@@ -125,6 +149,17 @@ def extract_pages(data: bytes, path: Path, spec: str | None, check: Callable[[],
         stripped = text.strip()
         result.pages.append((number, stripped if stripped else None, _has_images(page) if not stripped else False))
     return result
+
+
+def _title(reader: Any) -> str:
+    """The document's title, or "" (also when its metadata cannot be read: it is only a label)."""
+    from pypdf.errors import PyPdfError
+
+    try:
+        metadata = reader.metadata
+        return str(metadata.title) if metadata is not None and metadata.title else ""
+    except (PyPdfError, RecursionError, AttributeError, KeyError, TypeError, ValueError):
+        return ""
 
 
 def describe_ranges(pages: list[int]) -> str:

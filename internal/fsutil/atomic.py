@@ -14,18 +14,14 @@ from pathlib import Path
 from .fs import default_file_mode, fsync_dir
 
 
-def _target(path: Path) -> Path:
-    """Write through symlinks: replacing the link itself would turn it into a regular file."""
-    return Path(os.path.realpath(path)) if path.is_symlink() else path
-
-
 def _stage(target: Path, data: bytes, mode: int | None = None) -> Path:
     """Write ``data`` to a fsynced temp file beside ``target`` carrying ``target``'s mode
     (or ``mode`` when given)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     if mode is None:
         try:
-            mode = stat.S_IMODE(target.stat().st_mode)
+            st = target.lstat()
+            mode = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else default_file_mode()
         except FileNotFoundError:
             mode = default_file_mode()
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
@@ -44,8 +40,9 @@ def _stage(target: Path, data: bytes, mode: int | None = None) -> Path:
 
 def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
     """Replace ``path`` with ``data`` atomically, creating parent directories, keeping its mode
-    (or setting ``mode``)."""
-    target = _target(path)
+    (or setting ``mode``). Whatever had the name — a symbolic link or a FIFO someone put in the
+    state directory too — is replaced, never written through."""
+    target = path
     tmp = _stage(target, data, mode)
     try:
         os.replace(tmp, target)

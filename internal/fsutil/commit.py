@@ -13,15 +13,13 @@ Every file tool writes through :func:`commit`. For one file or a patch's whole s
 3. a journal listing every temp file and backup is written to the state directory *before* any
    of them exists, then new contents are staged beside their targets and the originals kept as
    hard links (``.name.<id>.orig``), and the journal records the new files' inodes;
-4. immediately before each swap the target is compared with the snapshot (same inode, same
-   bytes) — the one content comparison of an unchanged file: a program that does not take our
-   lock (an editor, a script) may have saved it meanwhile, and then nothing is written
-   ("modified while saving");
-5. targets are swapped in with ``renameat2(RENAME_EXCHANGE)`` (plain ``rename`` where the file
-   system lacks it: each file is old or new at every instant, never missing). The exchange hands
-   back exactly what the name held at the instant of the swap; if that is not the verified file
-   (an outside save landed in the last microseconds) it is exchanged back and nothing is
-   written. Then the journal is marked committed, backups and journal are removed.
+4. each target is swapped with its staged file without hiding a save of a program that does not
+   take our lock (an editor, a script; swap.py): under a read lease, which no one may hold the
+   file open for writing against, its bytes are compared with the snapshot once more, then
+   ``renameat2(RENAME_EXCHANGE)`` hands back exactly what the name held at that instant; if that
+   is not the verified file, or someone began opening it for writing, the newest outside save is
+   given its name back and nothing is written ("modified while saving"). Then the journal is
+   marked committed, backups and journal are removed.
 
 If the process dies in between, :func:`~.journal.recover` (run before the next tool call in that
 workspace) rolls a prepared journal back, or finishes cleaning a committed one, and no temp file
@@ -49,9 +47,10 @@ from typing import Any, Literal
 
 from ..errors import ChangedSinceRead, ModifiedWhileSaving, NotWritable, ReadOnlyFile, ToolError
 from .anchored import AnchoredDir, lock_dirs, open_dir
-from .fs import REAL, FileSystem, exists, holds, overwrite, read_at, write_new
+from .fs import REAL, FileSystem, exists, overwrite, read_at, write_new
 from .journal import Journal, cleanup, recover, undo, workspace_key
 from .paths import not_regular_error, os_error_message
+from .swap import Target, delete, swap_in, verified
 
 __all__ = ["Change", "Committed", "ModifiedWhileSaving", "commit", "modifiable_error", "recover", "workspace_key"]
 
@@ -303,8 +302,8 @@ def _plan_names(step: _Step) -> None:
         step.journal.update(
             source_dir=str(change.source.parent), source=step.source_name, source_backup=step.source_backup
         )
-    if change.kind == "write" or (change.kind == "move" and change.data is not None):
-        step.tmp = f".{step.name}.{token}.tmp"
+    if change.kind in ("write", "delete") or (change.kind == "move" and change.data is not None):
+        step.tmp = f".{step.name}.{token}.tmp"  # a delete's claim name: swap.delete
         step.journal["tmp"] = step.tmp
     if change.expect is not None and change.kind != "move":
         step.backup = f".{step.name}.{token}.orig"
@@ -327,7 +326,7 @@ def _stage(step: _Step) -> None:
             fs.rename(step.tmp, step.backup, src_dir_fd=fd, dst_dir_fd=fd)
         else:
             fs.link(step.name, step.backup, src_dir_fd=fd, dst_dir_fd=fd)
-    if step.tmp is not None and not step.in_place:
+    if step.tmp is not None and not step.in_place and change.kind != "delete":
         like = None
         if change.kind == "write" and change.expect is not None:
             like = step.target_stat  # the entry checked under the lock (never a symlink: writes follow)
@@ -342,58 +341,61 @@ def _stage(step: _Step) -> None:
 def _apply(step: _Step) -> None:
     change, fs = step.change, step.fs
     fd = step.directory.fd
-    if step.identity is not None and change.kind != "move":
-        _verify_unchanged(step, fd, step.name)
-    step.touched = True
-    if change.kind == "delete":
+    target = _target(step)
+    if change.kind == "delete" and target is not None:
+        step.touched = True
+        try:  # claimed (renamed to its temp name) first: an outside save is never deleted
+            delete(fs, fd, step.name, target, follow=True)
+        except ModifiedWhileSaving:
+            step.touched = False
+            raise
+    elif change.kind == "delete":
         fs.unlink(step.name, dir_fd=fd)
     elif change.kind == "move":
+        step.touched = True
         assert step.source_dir is not None and step.source_name is not None
         _link_or_rename(fs, step.source_dir.fd, step.source_name, fd, step.name)
         if change.data is not None:
             _replace_content(step, fd)
     elif change.expect is None:
+        step.touched = True
         assert step.tmp is not None
         # link() fails if the name exists: a file created meanwhile is never overwritten.
         fs.link(step.tmp, step.name, src_dir_fd=fd, dst_dir_fd=fd)
         fs.unlink(step.tmp, dir_fd=fd)
-    else:
+    elif step.in_place:
+        assert target is not None
+        if verified(fs, fd, step.name, target, follow=False) is None:
+            raise ModifiedWhileSaving(str(change.path))
+        step.touched = True
         _replace_content(step, fd)
+    else:
+        assert target is not None
+        step.touched = True
+        try:  # the outside-save-safe swap: verified under a lease, exchanged, checked
+            swap_in(fs, fd, step.name, target, ours=step.created_inode)
+        except ModifiedWhileSaving:
+            step.touched = False
+            raise
+
+
+def _target(step: _Step) -> Target | None:
+    """What the step's existing target must still be when it is replaced or deleted."""
+    change = step.change
+    if step.identity is None or change.expect is None or change.kind == "move":
+        return None
+    return Target(step.identity, change.expect, str(change.path), step.tmp)
 
 
 def _replace_content(step: _Step, fd: int) -> None:
-    """New content for an existing name: rename the staged file over it, or write in place
-    (several hard links, or an owner we cannot give a new file)."""
+    """New content for a name this commit made (a moved file), or written in place (an owner
+    we cannot give a new file)."""
     assert step.change.data is not None
-    fs = step.fs
     if step.in_place:
-        overwrite(fs, fd, step.name, step.change.data)
+        overwrite(step.fs, fd, step.name, step.change.data)
         return
     assert step.tmp is not None
-    if step.identity is None:  # a moved file's new content: the name was made by this commit
-        fs.rename(step.tmp, step.name, src_dir_fd=fd, dst_dir_fd=fd)
-        return
-    if not fs.exchange(fd, step.tmp, step.name):
-        fs.rename(step.tmp, step.name, src_dir_fd=fd, dst_dir_fd=fd)
-        return
-    # step.tmp now names what the target was at the instant of the swap: it must be the file we
-    # verified, unchanged; otherwise an outside save just landed — give it its name back.
-    try:
-        _verify_unchanged(step, fd, step.tmp)
-    except ModifiedWhileSaving:
-        if not fs.exchange(fd, step.tmp, step.name):
-            raise OSError(errno.EIO, "could not exchange back after an outside save") from None
-        step.touched = False
-        raise
-
-
-def _verify_unchanged(step: _Step, fd: int, name: str) -> None:
-    """``name`` is still the inode checked under the lock, with the snapshot's bytes."""
-    assert step.change.expect is not None
-    # A deleted symlink was checked by what it points to; everything else is the entry itself.
-    st = holds(step.fs, fd, name, step.change.expect, follow=step.change.kind == "delete")
-    if st is None or (st.st_dev, st.st_ino) != step.identity:
-        raise ModifiedWhileSaving(str(step.change.path))
+    step.fs.rename(step.tmp, step.name, src_dir_fd=fd, dst_dir_fd=fd)
 
 
 def _link_or_rename(fs: FileSystem, src_fd: int, src: str, dst_fd: int, dst: str) -> None:

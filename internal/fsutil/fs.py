@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import functools
 import os
 import stat
@@ -45,6 +46,9 @@ class FileSystem:
     def pwrite(self, fd: int, data: bytes, offset: int) -> int:
         return os.pwrite(fd, data, offset)
 
+    def pread(self, fd: int, size: int, offset: int) -> bytes:
+        return os.pread(fd, size, offset)
+
     def ftruncate(self, fd: int, length: int) -> None:
         os.ftruncate(fd, length)
 
@@ -72,6 +76,19 @@ class FileSystem:
     def unlink(self, name: str, *, dir_fd: int | None = None) -> None:
         os.unlink(name, dir_fd=dir_fd)
 
+    def set_lease(self, fd: int, kind: int) -> None:
+        """``fcntl(F_SETLEASE)``: take (F_RDLCK, F_WRLCK) or release (F_UNLCK) a lease (swap.py).
+        ENOSYS where the system has no leases (not Linux)."""
+        fcntl.fcntl(fd, _fcntl_command("F_SETLEASE"), kind)
+
+    def get_lease(self, fd: int) -> int:
+        """``fcntl(F_GETLEASE)``: the lease held, or the one it is being broken to."""
+        return fcntl.fcntl(fd, _fcntl_command("F_GETLEASE"))
+
+    def set_lease_signal(self, fd: int, signum: int) -> None:
+        """``fcntl(F_SETSIG)``: the signal a break of ``fd``'s lease sends us."""
+        fcntl.fcntl(fd, _fcntl_command("F_SETSIG"), signum)
+
     def exchange(self, fd: int, a: str, b: str) -> bool:
         """Atomically swap the names ``a`` and ``b`` in directory ``fd``; False when the kernel or
         the file system cannot (the caller falls back to rename)."""
@@ -86,6 +103,13 @@ class FileSystem:
         if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
             return False
         raise OSError(err, os.strerror(err), b)
+
+
+def _fcntl_command(name: str) -> int:
+    command = getattr(fcntl, name, None)
+    if command is None:
+        raise OSError(errno.ENOSYS, f"no {name} on this system")
+    return int(command)
 
 
 #: The file system every caller uses unless it is handed another.

@@ -20,6 +20,7 @@ from typing import Any
 
 from .anchored import AnchoredDir
 from .fs import REAL, FileSystem, exists, overwrite, read_at
+from .swap import give_back, inode_of
 
 JOURNAL_VERSION = 1
 
@@ -87,7 +88,7 @@ def undo(entry: dict[str, Any], fd: int, source_fd: int | None, fs: FileSystem =
         elif exists(fs, fd, name) and _same_inode(fs, fd, name, fd, backup):
             fs.unlink(backup, dir_fd=fd)  # never replaced: the backup is just a second link
         else:
-            fs.rename(backup, name, src_dir_fd=fd, dst_dir_fd=fd)
+            _restore_backup(entry, fd, fs)
     if tmp is not None and exists(fs, fd, tmp):
         fs.unlink(tmp, dir_fd=fd)
     if kind == "write" and backup is None and entry.get("created_inode") is not None:
@@ -95,6 +96,19 @@ def undo(entry: dict[str, Any], fd: int, source_fd: int | None, fs: FileSystem =
         with contextlib.suppress(FileNotFoundError):
             if fs.stat(name, dir_fd=fd, follow_symlinks=False).st_ino == entry["created_inode"]:
                 fs.unlink(name, dir_fd=fd)
+
+
+def _restore_backup(entry: dict[str, Any], fd: int, fs: FileSystem) -> None:
+    """The backup goes back under the name where the name holds our new file, or nothing; an
+    outside save that replaced ours meanwhile is kept (and the backup dropped): swap.py."""
+    name, backup = entry["name"], entry["backup"]
+    current = inode_of(fs, fd, name)
+    if current is None:
+        with contextlib.suppress(FileExistsError):  # an outside save appeared: it stays
+            fs.link(backup, name, src_dir_fd=fd, dst_dir_fd=fd)
+    elif current == entry.get("created_inode"):
+        give_back(fs, fd, backup, name, current)  # the backup now names ours, or a superseded save
+    fs.unlink(backup, dir_fd=fd)
 
 
 def _undo_move(entry: dict[str, Any], fd: int, source_fd: int, fs: FileSystem) -> None:

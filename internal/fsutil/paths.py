@@ -5,10 +5,11 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
 from ..errors import IsDirectory, NotFound, NotRegular, Outside, Protected, ToolError
+from .printable import printable
 
 #: How many similar names a "File not found" error suggests.
 MAX_SUGGESTIONS = 3
@@ -116,9 +117,10 @@ def check_writable(
     if git_dir is not None:
         raise Protected(
             quote_input(str(path)),
-            f"{git_dir} is a git directory (it holds HEAD, objects and refs, or a gitdir/commondir pointer names "
-            "it); git metadata is protected like .git, because its hooks and config run commands.",
+            f"{printable(str(git_dir))} is a git directory (it holds HEAD, objects and refs, or a gitdir/commondir "
+            "pointer names it); git metadata is protected like .git, because its hooks and config run commands.",
         )
+    check_no_new_git_dir([target], roots, shown=quote_input(str(path)))
     for protected in protected_dirs:
         if "/" in protected.strip("/"):
             pdir = real_path(from_workspace(workspace, protected))
@@ -127,17 +129,52 @@ def check_writable(
     return target
 
 
-def is_git_dir(directory: Path) -> bool:
+#: The entries that make a directory a git directory, as git itself recognises one (a HEAD file
+#: with objects/ and refs/, or HEAD with a commondir file): compared case-insensitively, as a
+#: case-insensitive file system would.
+GIT_DIR_ENTRIES = frozenset({"head", "objects", "refs", "commondir"})
+
+
+def is_git_dir(directory: Path, adding: Collection[str] = ()) -> bool:
     """Does ``directory`` look like a git directory (what git itself checks): a HEAD file plus
-    objects/ and refs/, or a HEAD file plus a commondir pointer (a linked worktree's git dir)?"""
+    objects/ and refs/, or a HEAD file plus a commondir pointer (a linked worktree's git dir)?
+    ``adding``: entries of :data:`GIT_DIR_ENTRIES` (casefolded) a write is about to create,
+    counted as there."""
+
+    def has(name: str, kind: Callable[[Path], bool]) -> bool:
+        return name.casefold() in adding or kind(directory / name)
+
     try:
-        if not (directory / "HEAD").is_file():
+        if not has("HEAD", Path.is_file):
             return False
-        return ((directory / "objects").is_dir() and (directory / "refs").is_dir()) or (
-            directory / "commondir"
-        ).is_file()
+        return (has("objects", Path.is_dir) and has("refs", Path.is_dir)) or has("commondir", Path.is_file)
     except OSError:
         return False
+
+
+def check_no_new_git_dir(targets: Iterable[Path], roots: list[Path], *, shown: str | None = None) -> None:
+    """Refuse writes (to the real paths ``targets``, taken together: one patch's files) that would
+    make a directory a git directory — its HEAD, objects/, refs/ or commondir written beside the
+    others — at any depth below their root, the root included: git would then take that
+    directory for a repository and run what its config names (core.fsmonitor) on ``git status``."""
+    adding: dict[Path, set[str]] = {}
+    for target in targets:
+        root = next((r for r in roots if is_within(target, r)), None)
+        if root is None:
+            continue
+        for child in [target, *target.parents]:
+            if child == root:
+                break
+            if child.name.casefold() in GIT_DIR_ENTRIES:
+                adding.setdefault(child.parent, set()).add(child.name.casefold())
+    for directory, entries in adding.items():
+        if is_git_dir(directory, entries):
+            raise Protected(
+                shown or quote_input(", ".join(str(t) for t in targets)),
+                f"it would make {printable(str(directory))} a git directory (HEAD with objects/ and refs/, or HEAD "
+                "with commondir): git would take it for a repository and run the commands its config and hooks "
+                "name, so git metadata is not built with the file tools.",
+            )
 
 
 def _enclosing_git_dir(target: Path, roots: list[Path]) -> Path | None:
@@ -163,11 +200,11 @@ def _parts_below_root(path: Path, roots: list[Path]) -> tuple[str, ...]:
 
 
 def display_path(path: Path, workspace: Path) -> str:
-    """Workspace-relative when inside it (diff headers, messages), else absolute."""
+    """Workspace-relative when inside it (diff headers, messages), else absolute; :func:`printable`."""
     try:
-        return path.relative_to(workspace).as_posix()
+        return printable(path.relative_to(workspace).as_posix())
     except ValueError:
-        return str(path)
+        return printable(str(path))
 
 
 def similar_names(path: Path) -> list[str]:
@@ -189,16 +226,39 @@ def similar_names(path: Path) -> list[str]:
 
 
 def not_found_error(path: Path) -> NotFound:
-    return NotFound(str(path), similar_names(path))
+    return NotFound(printable(str(path)), [printable(name) for name in similar_names(path)])
 
 
 def require_directory(path: Path, hint: str) -> Path:
-    """``path`` if it is an existing directory; else the not-found error or ``hint``'s refusal."""
-    if not path.exists():
-        raise not_found_error(path)
-    if not path.is_dir():
-        raise ToolError(f"Path {path} is not a directory. {hint}")
-    return path
+    """``path`` if it is an existing directory; else the not-found error or ``hint``'s refusal
+    (``not_a_directory``; a FIFO, device or socket: ``not_regular_file``)."""
+    st = stat_existing(path)
+    if stat.S_ISDIR(st.st_mode):
+        return path
+    kind = _NOT_REGULAR.get(stat.S_IFMT(st.st_mode))
+    if kind is not None:
+        raise NotRegular(f"Path {printable(str(path))} is {kind}, not a directory. {hint}")
+    raise ToolError(f"Path {printable(str(path))} is not a directory. {hint}", {"error": "not_a_directory"})
+
+
+def require_file_or_directory(path: Path, purpose: str) -> os.stat_result:
+    """The stat of ``path``, a regular file or a directory (symlinks followed): what a search
+    may be given. A FIFO, device or socket is refused at once (``not_regular_file``) — a search
+    would block on its open until its timeout."""
+    st = stat_existing(path)
+    if not stat.S_ISDIR(st.st_mode) and (error := not_regular_error(path, st, purpose)) is not None:
+        raise error
+    return st
+
+
+def stat_existing(path: Path) -> os.stat_result:
+    """``os.stat(path)``; the not-found error (with similar names) or a clear OS error otherwise."""
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        raise not_found_error(path) from None
+    except OSError as exc:
+        raise ToolError(os_error_message(exc, path), {"error": os_error_code(exc)}) from None
 
 
 _NOT_REGULAR = {
@@ -220,7 +280,7 @@ def not_regular_error(path: Path, st: os.stat_result, purpose: str) -> ToolError
         return None
     kind = _NOT_REGULAR.get(stat.S_IFMT(st.st_mode), "not a regular file")
     error = IsDirectory if stat.S_ISDIR(st.st_mode) else NotRegular
-    return error(f"{path} is {kind}; {purpose}")
+    return error(f"{printable(str(path))} is {kind}; {purpose}")
 
 
 def fd_real_path(fd: int) -> Path | None:
@@ -257,8 +317,9 @@ def open_regular_file(
         real = fd_real_path(fd)
         if real is not None and not allowed(real):
             error = ToolError(
-                f"{path} changed while it was being opened: it now leads to {real}, which was not approved for "
-                "reading (a file or directory on the way was swapped for a symlink). Nothing was read.",
+                f"{printable(str(path))} changed while it was being opened: it now leads to {printable(str(real))}, "
+                "which was not approved for reading (a file or directory on the way was swapped for a symlink). "
+                "Nothing was read.",
                 {"error": "path_changed"},
             )
     if error is not None:
@@ -318,8 +379,7 @@ MAX_QUOTED_CHARS = 200
 
 
 def quote_input(text: str) -> str:
-    """``text`` for an error message: at most MAX_QUOTED_CHARS characters, lone surrogates shown."""
-    cleaned = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    if len(cleaned) <= MAX_QUOTED_CHARS:
-        return cleaned
-    return f"{cleaned[:MAX_QUOTED_CHARS]}… ({len(text)} characters)"
+    """``text`` for an error message: at most MAX_QUOTED_CHARS characters, :func:`printable`."""
+    if len(text) <= MAX_QUOTED_CHARS:
+        return printable(text)
+    return f"{printable(text[:MAX_QUOTED_CHARS])}… ({len(text)} characters)"

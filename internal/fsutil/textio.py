@@ -16,8 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import ToolError
+from .printable import printable
 
-#: How many leading bytes the binary sniff looks at (seed 2.15).
+#: How many leading bytes the binary sniff looks at.
 BINARY_SNIFF_BYTES = 4096
 #: A sample with more than this share of control bytes is binary.
 BINARY_CONTROL_RATIO = 0.30
@@ -55,7 +56,7 @@ def detect_bom(data: bytes) -> tuple[bytes, str | None]:
 
 
 def looks_binary(sample: bytes) -> bool:
-    """NUL byte, or more than 30% control bytes, in the first 4096 bytes (seed 2.15).
+    """NUL byte, or more than 30% control bytes, in the first 4096 bytes.
 
     Callers check for a UTF-16/32 BOM first: those files are full of NULs and still text.
     """
@@ -240,7 +241,9 @@ def decode_bytes(data: bytes, *, path: str = "file") -> TextFile:
     body = data[len(bom) :]
     if encoding is None:
         if looks_binary(body):
-            raise BinaryFileError(f"File appears to be binary: {path}. Use the appropriate tool for this file type.")
+            raise BinaryFileError(
+                f"File appears to be binary: {printable(path)}. Use the appropriate tool for this file type."
+            )
         encoding = declared_encoding(body)
     try:
         if encoding is None:
@@ -249,14 +252,15 @@ def decode_bytes(data: bytes, *, path: str = "file") -> TextFile:
             raw = body.decode(encoding)
     except UnicodeDecodeError as exc:
         raise UndecodableFileError(
-            f"Cannot decode {path} as {encoding} (byte {exc.start + len(bom)}). "
+            f"Cannot decode {printable(path)} as {encoding} (byte {exc.start + len(bom)}). "
             "It may be binary or use a mixed encoding; it was not changed."
         ) from exc
     # Strict UTF-8 decoding is exact (no overlong forms, no surrogates): only other codecs can
     # decode bytes that would come back different.
     if codecs.lookup(encoding).name != "utf-8" and raw.encode(encoding) != body:
         raise UndecodableFileError(
-            f"{path} does not round-trip through {encoding}; refusing to treat it as text so no byte is lost."
+            f"{printable(path)} does not round-trip through {encoding}; refusing to treat it as text so no byte is "
+            "lost."
         )
     return TextFile(raw=raw, encoding=encoding, bom=bom, eol=detect_eol(raw))
 
@@ -315,7 +319,7 @@ def _guess_encoding(body: bytes, path: str) -> str:
     encoding = guess_encoding(body)
     if encoding is None:
         raise UndecodableFileError(
-            f"Cannot determine the text encoding of {path}. It may be binary; it was not changed."
+            f"Cannot determine the text encoding of {printable(path)}. It may be binary; it was not changed."
         )
     return encoding
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import Config
+from ..fsutil.paths import display_path
 from ..fsutil.uris import uri_to_path
 from ..logs import logger
 from ..state import StateDir
@@ -150,10 +151,7 @@ class LspManager(ServerSupervisor):
         return outcome
 
     def _display(self, path: Path) -> str:
-        try:
-            return path.relative_to(self.workspace).as_posix()
-        except ValueError:
-            return str(path)
+        return display_path(path, self.workspace)
 
     # --- DiagnosticsSource --------------------------------------------------------------------
 

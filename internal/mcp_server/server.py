@@ -124,6 +124,24 @@ class ToolsmithServer:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        """One call's failure is its own: the runner answers a tool's errors, and anything that
+        escapes it or the server's own steps (a session that cannot be made) becomes this call's
+        error result, so the session and the server serve on. (A native crash cannot be caught:
+        parsing, the one place hostile input meets native code, runs in a child first when the
+        input looks hostile, syntax/probe.py.)"""
+        from ..llm.tools.contract import ToolResponse
+
+        try:
+            return await self._run_call(ctx, params)
+        except Exception as exc:
+            log.exception("tools/call %s failed", params.name)
+            failed = ToolResponse(f"Internal error in the MCP server answering {params.name}: {type(exc).__name__}: "
+                                  f"{exc}. The server serves on; its log has the details.", is_error=True)  # fmt: skip
+            return call_result(failed)
+
+    async def _run_call(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         from ..llm.tools.contract import ToolResponse
 
         key = self._session_key(ctx)

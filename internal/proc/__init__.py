@@ -6,7 +6,10 @@ it went. The modules, each one job:
 
 - ``procfs``: reading processes from ``/proc``;
 - ``subreaper``: this process as a child subreaper, and reaping the orphans that brings;
+- ``cgroup``, ``marks``: what ties a process to its tree however it detaches — a cgroup per
+  tree where we may create one, the environment tag and the limit mark;
 - ``tree``: a process tree — finding its members, stopping and reaping them;
+- ``live_trees``: this process's live trees, and killing orphans of trees that ended;
 - ``supervisor``: a session's :class:`ProcessSupervisor` of trees;
 - ``landlock``, ``elf``, ``confined``: starting a process that can read only beneath given
   paths, where the kernel enforces it;

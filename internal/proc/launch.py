@@ -113,12 +113,18 @@ async def spawn(
     env: Mapping[str, str] | None = None,
     merge_stderr: bool = False,
     owner: ProcessSupervisor | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> Child:
     """Start ``argv`` in its own session and tree, stdin ``/dev/null``, stdout (and stderr,
-    separately or merged into stdout) on our own pipes. If this is cancelled half way, the start
-    is let finish (it is short) and what it started is killed before the cancellation goes on."""
-    tree = ProcessTree(owner)
-    starting = asyncio.ensure_future(_start(argv, tree, cwd=cwd, env=env, merge_stderr=merge_stderr))
+    separately or merged into stdout) on our own pipes; ``pass_fds`` stay open in it under the
+    same numbers. If this is cancelled half way, the start is let finish (it is short) and what
+    it started is killed before the cancellation goes on. The tree is contained (its own cgroup
+    where possible, the limit mark): whatever the command starts is found however it detaches
+    (tree.py)."""
+    tree = ProcessTree(owner, contain=True)
+    starting = asyncio.ensure_future(
+        _start(argv, tree, cwd=cwd, env=env, merge_stderr=merge_stderr, pass_fds=pass_fds)
+    )
     try:
         return await asyncio.shield(starting)
     except asyncio.CancelledError:
@@ -140,6 +146,7 @@ async def _start(
     cwd: str | os.PathLike[str] | None,
     env: Mapping[str, str] | None,
     merge_stderr: bool,
+    pass_fds: Sequence[int],
 ) -> Child:
     out_read, out_write = os.pipe()
     err_read, err_write = (None, None) if merge_stderr else os.pipe()
@@ -154,6 +161,8 @@ async def _start(
                 cwd=cwd,
                 env=tree.environment(env),
                 start_new_session=True,
+                pass_fds=pass_fds,
+                preexec_fn=tree.child_setup(),
             )
         finally:
             for fd in (out_write, err_write):
@@ -161,11 +170,11 @@ async def _start(
                     os.close(fd)
         tree.set_leader(process.pid)
         fd, out_read = out_read, -1  # the reader owns (and on failure closes) it now
-        stdout = await _reader(fd, transports)
+        stdout = await pipe_reader(fd, transports)
         stderr = None
         if err_read is not None:
             fd, err_read = err_read, None
-            stderr = await _reader(fd, transports)
+            stderr = await pipe_reader(fd, transports)
     except BaseException:
         tree.kill_now()  # found by its tag even before we learnt the leader's pid
         for transport in transports:
@@ -178,7 +187,9 @@ async def _start(
     return Child(process, stdout, stderr, tree, transports)
 
 
-async def _reader(fd: int, transports: list[asyncio.BaseTransport]) -> asyncio.StreamReader:
+async def pipe_reader(fd: int, transports: list[asyncio.BaseTransport]) -> asyncio.StreamReader:
+    """A stream reading the pipe ``fd`` (which it owns from now on); its transport is added to
+    ``transports``, whose closing ends the stream."""
     loop = asyncio.get_running_loop()
     stream = asyncio.StreamReader(limit=READ_LIMIT)
     pipe = os.fdopen(fd, "rb", buffering=0)

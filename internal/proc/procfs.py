@@ -1,9 +1,10 @@
 """Reading processes from ``/proc``: one process's stat line, the whole table, our descendants
-only, and whether a process carries a tree's tag in its environment."""
+only, and the tree tag a process carries in its environment."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -94,11 +95,41 @@ def descendant_table() -> dict[int, ProcStat] | None:
     return table
 
 
-def has_tag(pid: int, marker: bytes) -> bool:
-    """Whether ``marker`` (a tree's ``TAG=value\0``) is in the environment of ``pid``."""
+def _environ(pid: int) -> bytes:
     try:
         with open(f"/proc/{pid}/environ", "rb") as handle:
-            data = handle.read()
+            return handle.read()
     except OSError:
-        return False
+        return b""
+
+
+def has_tag(pid: int, marker: bytes) -> bool:
+    """Whether ``marker`` (a tree's ``TAG=value\0``) is in the environment of ``pid``."""
+    data = _environ(pid)
     return data.startswith(marker) or b"\0" + marker in data
+
+
+def env_value(pid: int, name: str) -> str | None:
+    """The value of ``name`` in the environment ``pid`` started with, None when absent."""
+    prefix = name.encode() + b"="
+    for item in _environ(pid).split(b"\0"):
+        if item.startswith(prefix):
+            return item[len(prefix) :].decode("utf-8", "surrogateescape")
+    return None
+
+
+def descendants(table: Mapping[int, ProcStat], roots: list[int]) -> list[ProcStat]:
+    """Every process of ``table`` below the pids ``roots``, by parent links."""
+    children: dict[int, list[ProcStat]] = {}
+    for stat in table.values():
+        children.setdefault(stat.ppid, []).append(stat)
+    found: list[ProcStat] = []
+    seen = set(roots)
+    stack = list(roots)
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            if child.pid not in seen:
+                seen.add(child.pid)
+                found.append(child)
+                stack.append(child.pid)
+    return found

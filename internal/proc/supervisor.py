@@ -8,6 +8,7 @@ way, and a session that starts no process (the CLI's one-shot view) never loads 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Protocol
 
 
@@ -25,6 +26,9 @@ class ProcessSupervisor:
     def __init__(self) -> None:
         self._trees: set[Stoppable] = set()
         self._lock = threading.Lock()
+        #: Kills what ended calls left behind (live_trees.sweep_unclaimed), set by the first tree: this
+        #: module does not import the process machinery.
+        self.sweeper: Callable[[], int] | None = None
 
     def add(self, tree: Stoppable) -> None:
         with self._lock:
@@ -50,3 +54,5 @@ class ProcessSupervisor:
             await asyncio.gather(*(tree.terminate(grace_s=0) for tree in trees))
         for tree in self.trees():
             tree.release()
+        if self.sweeper is not None:
+            self.sweeper()

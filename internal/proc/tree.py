@@ -2,37 +2,45 @@
 members are found, and how the whole tree is stopped and reaped.
 
 Process groups alone are not enough — ``setsid``, ``nohup … &`` and double forks leave the
-group — so a tree is found three ways, on every kill:
+group, ``env -i`` clears the environment, ``clone(CLONE_PARENT)`` makes a sibling of its
+creator — so a tree is found several ways, on every kill:
 
 - the leader's session and process group (the leader starts a new session);
 - the parent links in ``/proc``, from the leader and every member down;
-- a tag in the environment (:data:`TREE_ENV`), inherited by every descendant that does not
-  clear its environment — which is how an orphan is recognised after its parent exited.
+- the tree's cgroup (cgroup.py), where the kernel offers one and we may create it: a contained
+  tree's first process joins it before running the command, and no member can leave it;
+- marks on every descendant, which is how an orphan is recognised after its parent exited: a
+  tag in the environment (:data:`TREE_ENV`), and in a contained tree the limit mark
+  (marks.py), which ``env -i``, ``setsid``, ``exec`` and ``CLONE_PARENT`` all keep.
 
 With the subreaper (subreaper.py) adopted orphans are reaped here, by pid, and only pids seen as
 members of one of our trees — never ``waitpid(-1)``, which would steal the statuses asyncio's
-child watcher and :mod:`subprocess` wait for.
+child watcher and :mod:`subprocess` wait for. An adopted orphan whose marks name a tree that has
+ended is killed when any tree ends and when a session closes (live_trees.py).
 
-A kill freezes the tree first (SIGSTOP, repeated until a scan finds no new member, so nothing can
-fork away meanwhile), then SIGKILLs every member. :meth:`ProcessTree.kill_now` does it
-synchronously, which is what a cancelled asyncio task gets: no await can be interrupted again.
+A kill ends the cgroup at once where there is one, and freezes the tree (SIGSTOP, repeated until
+a scan finds no new member, so nothing can fork away meanwhile), then SIGKILLs every member.
+:meth:`ProcessTree.kill_now` does it synchronously, which is what a cancelled asyncio task gets:
+no await can be interrupted again.
 
-Which trees are alive is process-wide state (so an adopted orphan can be attributed, and so
-they die with this process); each session's own trees are in its :class:`ProcessSupervisor`
-(supervisor.py).
+Which trees are alive is process-wide state (live_trees.py: so an adopted orphan can be
+attributed, and so they die with this process); each session's own trees are in its
+:class:`ProcessSupervisor` (supervisor.py).
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
 import signal
-import threading
 import time
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 
-from .procfs import ProcStat, has_tag, read_stat
+from ..logs import logger
+from . import cgroup, live_trees
+from .marks import TREE_ENV as TREE_ENV  # re-exported: the package's name for it
+from .marks import mark_of, mark_setter, new_mark
+from .procfs import ProcStat, descendants, has_tag, read_stat
 from .subreaper import become_subreaper, candidates, is_subreaper, reap_foreign_orphans
 from .supervisor import ProcessSupervisor as ProcessSupervisor  # a tree's owner; launch imports it from here
 
@@ -45,40 +53,74 @@ GROUP_POLL_S = 0.02
 #: After a command's shell exits, how long its other processes get to end by themselves before
 #: they count as background processes left behind (and are stopped).
 SETTLE_AFTER_EXIT_S = 0.2
-#: The environment variable that tags every process of a tree with the tree's id.
-TREE_ENV = "TOOLSMITH_PROCESS_TREE"
 #: A freeze pass repeats until a scan finds nothing new; a tree forking faster than we scan
 #: still stops after this many passes (each pass stops everything it found).
 MAX_FREEZE_PASSES = 50
 #: After SIGKILL, how long :meth:`ProcessTree.kill_now` waits (blocking) to see the processes gone.
 KILL_CONFIRM_S = 1.0
 
-_lock = threading.Lock()
-#: Every live tree of this process, by tag: attributes adopted orphans, and atexit kills them.
-_trees: dict[str, ProcessTree] = {}
+log = logger("toolsmith.proc")
 
 
 class ProcessTree:
-    """One started process and everything it started. ``leader`` is None until it is running."""
+    """One started process and everything it started. ``leader`` is None until it is running.
 
-    def __init__(self, owner: ProcessSupervisor | None = None) -> None:
+    ``contain``: the started process runs :meth:`child_setup` before the command (pass it as
+    ``preexec_fn``), which puts the tree in its own cgroup and gives it the limit mark — for
+    commands the model or the user wrote, which may detach in every way. Without it (rg, probes)
+    the process starts faster (no ``preexec_fn``: ``vfork``) and carries the environment tag.
+    """
+
+    def __init__(self, owner: ProcessSupervisor | None = None, *, contain: bool = False) -> None:
         self.tag = os.urandom(16).hex()
         self.leader: int | None = None
         self.leader_start: int | None = None
         self.owner = owner
+        self.mark = new_mark() if contain else None
+        self.cgroup = cgroup.create(self.tag) if contain else None
         #: Members seen alive, pid → start time: an adopted orphan is reaped only if seen here.
         self._seen: dict[int, int] = {}
         self._marker = f"{TREE_ENV}={self.tag}\0".encode()
-        with _lock:
-            _trees[self.tag] = self
+        live_trees.register(self)
         if owner is not None:
             owner.add(self)
+            owner.sweeper = live_trees.sweep_unclaimed
         become_subreaper()
+
+    def child_setup(self, then: Callable[[], None] | None = None) -> Callable[[], None] | None:
+        """What the started process runs between fork and exec (``preexec_fn``): join the
+        tree's cgroup, take its mark, then run ``then``. None when there is nothing to run."""
+        group = self.cgroup
+        take_mark = mark_setter(self.mark) if self.mark is not None else None
+        if group is None and take_mark is None:
+            return then
+
+        def setup() -> None:
+            if group is not None:
+                group.join()
+            if take_mark is not None:
+                take_mark()
+            if then is not None:
+                then()
+
+        return setup
 
     def set_leader(self, pid: int) -> None:
         self.leader = pid
         stat = read_stat(pid)
         self.leader_start = stat.start if stat is not None else None
+        if stat is not None:
+            live_trees.note_leader(pid, stat.start)
+        if self.cgroup is not None and stat is not None and not self.cgroup.holds(pid) and self._running(pid):
+            log.info("a process could not join its tree's cgroup: trees are found by their marks")
+            cgroup.disable()
+            self.cgroup.remove()
+            self.cgroup = None
+
+    @staticmethod
+    def _running(pid: int) -> bool:
+        """Still running (a leader that exited at once is not in its cgroup any more)."""
+        return (stat := read_stat(pid)) is not None and not stat.zombie
 
     def _led(self, stat: ProcStat) -> bool:
         """In the leader's session or group, or the leader itself (not a reuse of its pid).
@@ -105,23 +147,20 @@ class ProcessTree:
                 continue
             if self._led(stat) or self._seen.get(stat.pid) == stat.start:
                 found[stat.pid] = stat
+        for pid in self.cgroup.pids() if self.cgroup is not None else ():
+            if pid != me and (member := table.get(pid) or read_stat(pid)) is not None:
+                found[pid] = member
         # Orphans: with the subreaper they are our children; without it, anyone's.
         orphan_parents = {me} if is_subreaper() else None
         for stat in table.values():
-            if stat.pid in found or stat.pid == me or stat.zombie:
+            if stat.pid in found or stat.pid == me:
                 continue
-            if (orphan_parents is None or stat.ppid in orphan_parents) and has_tag(stat.pid, self._marker):
+            if (orphan_parents is None or stat.ppid in orphan_parents) and self._marked(stat):
                 found[stat.pid] = stat
         # Descendants of members (a setsid'd child whose parent still lives).
-        children: dict[int, list[ProcStat]] = {}
-        for stat in table.values():
-            children.setdefault(stat.ppid, []).append(stat)
-        stack = list(found)
-        while stack:
-            for child in children.get(stack.pop(), ()):
-                if child.pid not in found and child.pid != me:
-                    found[child.pid] = child
-                    stack.append(child.pid)
+        for child in descendants(table, list(found)):
+            if child.pid != me:
+                found.setdefault(child.pid, child)
         # Never ourselves, init, or an ancestor of ours (a safety net: no tree may hold them).
         ancestor = me
         while ancestor in table and ancestor > 1:
@@ -132,6 +171,13 @@ class ProcessTree:
             if not stat.zombie:
                 self._seen[stat.pid] = stat.start
         return found
+
+    def _marked(self, stat: ProcStat) -> bool:
+        """The process carries this tree's limit mark (a zombie still shows it) or environment
+        tag (a zombie's environment is gone)."""
+        if self.mark is not None and mark_of(stat.pid) == self.mark:
+            return True
+        return not stat.zombie and has_tag(stat.pid, self._marker)
 
     def alive(self, *, include_leader: bool = True) -> list[int]:
         """Members that are running (not zombies)."""
@@ -147,6 +193,8 @@ class ProcessTree:
 
     def kill_now(self) -> None:
         """Freeze the whole tree, then SIGKILL it. Synchronous: safe where awaiting is not."""
+        if self.cgroup is not None:
+            self.cgroup.kill()  # every member at once; what the scans find next is already dying
         stopped: set[int] = set()
         for _ in range(MAX_FREEZE_PASSES):
             fresh = [pid for pid in self.alive() if pid not in stopped]
@@ -204,7 +252,9 @@ class ProcessTree:
         while time.monotonic() < deadline and self.running():
             yield GROUP_POLL_S
         me = os.getpid()
-        members = self.members().values()
+        table = candidates()
+        live_trees.sweep_unclaimed(table)  # what ended calls left is killed at every call's end
+        members = self.members(table).values()
         count = sum(1 for stat in members if not stat.zombie)
         if not count and not any(self._reapable(stat, me) for stat in members):
             return 0  # the common case: one scan
@@ -235,12 +285,15 @@ class ProcessTree:
         )
 
     def _reapable(self, stat: ProcStat, me: int) -> bool:
-        """An adopted member that died: a zombie whose parent is us, seen alive as a member or in
-        the leader's session — never the leader (asyncio or subprocess reaps it)."""
+        """An adopted member that died: a zombie whose parent is us, seen alive as a member, in
+        the leader's session or carrying the tree's mark (a cgroup kill can end members before
+        any scan saw them alive) — never the leader (asyncio or subprocess reaps it)."""
         if not stat.zombie or stat.ppid != me or stat.pid == self.leader:
             return False
         in_session = self.leader is not None and self.leader in (stat.pgid, stat.sid)
-        return in_session or self._seen.get(stat.pid) == stat.start
+        if in_session or self._seen.get(stat.pid) == stat.start:
+            return True
+        return self.mark is not None and mark_of(stat.pid) == self.mark
 
     def reap(self) -> None:
         """Collect adopted members that died, by pid (never ``waitpid(-1)``)."""
@@ -250,22 +303,19 @@ class ProcessTree:
                 with contextlib.suppress(ChildProcessError, OSError):
                     os.waitpid(stat.pid, os.WNOHANG)
         reap_foreign_orphans()
+        live_trees.reap_swept()
         live = {pid for pid in self._seen if os.path.exists(f"/proc/{pid}")}
         self._seen = {pid: start for pid, start in self._seen.items() if pid in live}
 
     def release(self) -> None:
-        """Forget this tree (its processes are gone)."""
-        with _lock:
-            _trees.pop(self.tag, None)
+        """Forget this tree (its processes are gone), and remove its cgroup."""
+        if self.cgroup is not None and not self.cgroup.remove():
+            # A member still running after the kill (uninterruptible sleep): end it and retry
+            # within bounds; atexit removes what is left.
+            self.cgroup.kill()
+            deadline = time.monotonic() + KILL_CONFIRM_S
+            while not self.cgroup.remove() and time.monotonic() < deadline:
+                time.sleep(GROUP_POLL_S / 4)
+        live_trees.unregister(self, self.leader)
         if self.owner is not None:
             self.owner.discard(self)
-
-
-@atexit.register
-def _kill_all_at_exit() -> None:
-    """Whatever a session did not stop dies with this process, not after it."""
-    with _lock:
-        trees = list(_trees.values())
-    for tree in trees:
-        with contextlib.suppress(Exception):
-            tree.kill_now()

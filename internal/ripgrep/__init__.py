@@ -1,7 +1,7 @@
 """File enumeration and content search: rg when available, a Python fallback otherwise."""
 
 from .confine import confinable
-from .query import AUTO_IGNORED, FileQuery, Match, SearchQuery, SearchResult, display
+from .query import AUTO_IGNORED, FileQuery, Match, SearchQuery, SearchResult
 from .runner import find_rg, list_files, newest_first, search
 
 __all__ = [
@@ -11,7 +11,6 @@ __all__ = [
     "SearchQuery",
     "SearchResult",
     "confinable",
-    "display",
     "find_rg",
     "list_files",
     "newest_first",

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 #: Noise never listed by ls nor read through read_many's globs, at any depth below the directory
-#: searched (seed 2.10). That directory itself may be called any of these: only components
+#: searched. That directory itself may be called any of these: only components
 #: inside it are filtered.
 AUTO_IGNORED = (
     ".git", "node_modules", "__pycache__", "dist", "build", "target", "vendor", ".idea", ".vscode",
@@ -92,8 +92,3 @@ class SearchResult:
 def fs_path(raw: bytes) -> str:
     """Bytes from rg → a str path that os functions accept (undecodable bytes kept as surrogates)."""
     return raw.decode("utf-8", "surrogateescape")
-
-
-def display(path: str) -> str:
-    """A path for the model: undecodable bytes shown as U+FFFD instead of crashing."""
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

@@ -12,19 +12,27 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from ..state import open_private
+from ..state import open_state_file
 from .protocol import (
     END_TIMEOUT_S,
+    HELLO_TIMEOUT_S,
     READY,
+    SETTINGS,
     HostLost,
     HostMismatch,
     HostPaths,
     HostUnavailable,
+    UnsafeStateDirectory,
+    check_socket,
     is_alive,
+    open_session_directory,
     parse_line,
+    peer_uid,
+    process_start_time,
     read_pid_file,
+    read_secret,
 )
 
 #: ``TOOLSMITH_SESSION_HOST=0`` runs ``--session`` calls in-process, as before hosts existed.
@@ -39,26 +47,32 @@ def host_enabled() -> bool:
     return os.environ.get(HOST_ENV, "1") != "0"
 
 
-def run_call(paths: HostPaths, spec: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
-    """Send one run request to the session's host (started if none answers); the envelope back.
+def run_call(paths: HostPaths, spec: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
+    """Send one tool call (``tool``, ``params``, ``no_lsp``) to the session's host (started with
+    ``spec`` if none answers); the envelope back.
 
     Raises :class:`HostUnavailable` or :class:`HostMismatch` before the host took the call (run
-    it in-process instead), :class:`HostLost` after.
+    it in-process instead), :class:`HostLost` after, :class:`UnsafeStateDirectory` when the
+    session's files or the listening process are not this user's (nothing was sent).
     """
-    message = json.dumps({"op": "run", "spec": spec, **request}, ensure_ascii=False).encode("utf-8") + b"\n"
+    message = json.dumps({"op": "run", **call}, ensure_ascii=False).encode("utf-8") + b"\n"
     for _ in range(2):
-        conn = _connect(paths.socket) or _start_and_connect(paths, spec)
+        conn, secret = _connect(paths) or _start_and_connect(paths, spec)
         with conn, conn.makefile("rb") as reader:
+            served = _greet(conn, reader, secret)
+            if served is None:
+                continue  # the host was exiting (idle) and never read the call: start a new one
+            ours = {key: spec.get(key) for key in SETTINGS}
+            if {key: served.get(key) for key in SETTINGS} != ours:
+                raise HostMismatch(_describe(served))
             try:
                 conn.sendall(message)
-                first = reader.readline()
+                accepted = reader.readline()
             except OSError:
-                first = b""  # reset: the host closed its socket with this connection unread
-            if not first:
-                continue  # the host was exiting (idle) and never read the call: start a new one
-            accepted = parse_line(first)
-            if "mismatch" in accepted:
-                raise HostMismatch(str(accepted["mismatch"]))
+                accepted = b""  # reset: the host closed its socket with this connection unread
+            if not accepted:
+                continue
+            parse_line(accepted)
             try:
                 answer = reader.readline()
             except OSError:
@@ -76,25 +90,62 @@ def run_call(paths: HostPaths, spec: dict[str, Any], request: dict[str, Any]) ->
 
 
 def end_host(paths: HostPaths) -> bool:
-    """Stop the session's host and everything it runs; False when none was running."""
-    owner = read_pid_file(paths.pid_file)
-    conn = _connect(paths.socket)
-    if conn is not None:
-        with conn:
+    """Stop the session's host and everything it runs; False when none was running.
+    :class:`UnsafeStateDirectory` when the session's files are not this user's alone."""
+    owner = _host_process(paths)
+    try:
+        connected = _connect(paths)
+    except HostUnavailable:
+        connected = None  # its secret cannot be read: signalled below instead
+    if connected is not None:
+        conn, secret = connected
+        with conn, conn.makefile("rb") as reader:
             conn.settimeout(END_TIMEOUT_S)
-            with contextlib.suppress(OSError):
-                conn.sendall(b'{"op": "end"}\n')
-                conn.makefile("rb").readline()  # the host answers once its session is closed
+            with contextlib.suppress(OSError, HostUnavailable):
+                if _greet(conn, reader, secret) is not None:
+                    conn.sendall(b'{"op": "end"}\n')
+                    reader.readline()  # the host answers once its session is closed
     alive = owner is not None and is_alive(*owner)
     if owner is not None and alive:
-        if conn is not None:
+        if connected is not None:
             _wait_gone(owner, END_GRACE_S)  # it is returning from its event loop
-        _stop_process(owner, END_TIMEOUT_S if conn is None else END_GRACE_S)
+        _stop_process(owner, END_TIMEOUT_S if connected is None else END_GRACE_S)
     with contextlib.suppress(FileNotFoundError):
         paths.socket.unlink()
     if owner is not None:
         _reap_if_ours(owner[0])
-    return conn is not None or alive
+    return connected is not None or alive
+
+
+def _greet(conn: socket.socket, reader: BinaryIO, secret: str) -> dict[str, Any] | None:
+    """Send the session's secret; what the host serves, or None when it closed unanswered
+    (it was exiting). :class:`HostUnavailable` when it refused the secret."""
+    previous = conn.gettimeout()
+    conn.settimeout(HELLO_TIMEOUT_S)
+    try:
+        conn.sendall(json.dumps({"secret": secret}).encode("ascii") + b"\n")
+        line = reader.readline()
+    except OSError:
+        line = b""  # reset, or no answer in time
+    finally:
+        conn.settimeout(previous)
+    if not line:
+        return None
+    greeting = parse_line(line)
+    if "refused" in greeting:
+        raise HostUnavailable(f"the session host refused the connection: {greeting['refused']}")
+    served = greeting.get("serves")
+    if not isinstance(served, dict):
+        raise HostUnavailable("the session host did not say what it serves")
+    return served
+
+
+def _describe(served: dict[str, Any]) -> str:
+    shown = f"workspace {served.get('cwd')}" + (f" with --config {served['config']}" if served.get("config") else "")
+    shown += f" in the {served.get('profile') or 'default'} profile"
+    if served.get("audit_log"):
+        shown += f", auditing to {served['audit_log']}"
+    return f"session {served.get('session')}'s host serves {shown}"
 
 
 def _reap_if_ours(pid: int) -> None:
@@ -113,51 +164,92 @@ def _reap_if_ours(pid: int) -> None:
 
 def running_hosts(under: Path) -> list[HostPaths]:
     """The hosts whose state directory is below ``under``, found in /proc (tests' teardown)."""
+    return [paths for _, paths in _host_processes(under)]
+
+
+def _host_processes(under: Path) -> list[tuple[int, HostPaths]]:
+    """This user's host processes (pid, files) whose session directory is ``under`` or below it."""
     found = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
             argv = cmdline.read_bytes().split(b"\0")
+            if len(argv) > 4 and argv[2] == _BOOTSTRAP.encode() and cmdline.stat().st_uid == os.getuid():
+                directory = Path(os.fsdecode(argv[4]))
+                if directory.is_relative_to(under):
+                    found.append((int(cmdline.parent.name), HostPaths(directory)))
         except OSError:
             continue
-        if len(argv) > 4 and argv[2] == _BOOTSTRAP.encode() and Path(os.fsdecode(argv[4])).is_relative_to(under):
-            found.append(HostPaths(Path(os.fsdecode(argv[4]))))
     return found
 
 
-def _connect(path: Path) -> socket.socket | None:
-    """A connection to a listening host; None when nobody listens (no socket, or a stale one)."""
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+def _host_process(paths: HostPaths) -> tuple[int, int] | None:
+    """The session's host (pid, start time): from its pid file, else found in /proc (a pid file
+    that is unreadable, or not a regular file, must not keep ``--end`` from stopping it)."""
+    owner = read_pid_file(paths.pid_file)
+    if owner is not None:
+        return owner
+    for pid, found in _host_processes(paths.directory):
+        start = process_start_time(pid)
+        if found.directory == paths.directory and start is not None:
+            return pid, start
+    return None
+
+
+def _connect(paths: HostPaths) -> tuple[socket.socket, str] | None:
+    """A connection to the session's listening host, with the session's secret; None when
+    nobody listens (no socket, or a stale one).
+
+    It goes through the checked session directory (``/proc/self/fd``), so a directory swapped in
+    at the same path is never used, and it is refused (:class:`UnsafeStateDirectory`) when the
+    socket or the process listening on it is another user's."""
+    directory = open_session_directory(paths.directory)
     try:
-        conn.connect(str(path))
-    except (FileNotFoundError, ConnectionRefusedError):
-        conn.close()
-        return None
-    except OSError as exc:
-        conn.close()
-        raise HostUnavailable(f"cannot connect to {path} ({exc.strerror or exc})") from None
-    return conn
+        if not check_socket(directory, paths):
+            return None
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.connect(f"/proc/self/fd/{directory}/{paths.socket.name}")
+        except (FileNotFoundError, ConnectionRefusedError):
+            conn.close()
+            return None
+        except OSError as exc:
+            conn.close()
+            raise HostUnavailable(f"cannot connect to {paths.socket} ({exc.strerror or exc})") from None
+        try:
+            uid = peer_uid(conn)
+            if uid != os.getuid():
+                raise UnsafeStateDirectory(
+                    f"refusing {paths.socket}: the process listening on it runs as uid {uid}, not as this user "
+                    f"(uid {os.getuid()}). Nothing was sent."
+                )
+            return conn, read_secret(directory, paths)
+        except BaseException:
+            conn.close()
+            raise
+    finally:
+        os.close(directory)
 
 
-def _start_and_connect(paths: HostPaths, spec: dict[str, Any]) -> socket.socket:
+def _start_and_connect(paths: HostPaths, spec: dict[str, Any]) -> tuple[socket.socket, str]:
     """Start the host under the session's start lock (a concurrent caller waits, then connects
     to the winner's host) and connect to it."""
     import fcntl
 
     try:
-        lock = open_private(paths.lock, os.O_RDWR | os.O_CREAT)
+        lock = open_state_file(paths.lock, os.O_RDWR | os.O_CREAT)
     except OSError as exc:
         raise HostUnavailable(f"cannot open {paths.lock} ({exc.strerror})") from None
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)  # held by a starter for at most HOST_START_TIMEOUT_S
-        conn = _connect(paths.socket)
-        if conn is not None:
-            return conn
+        connected = _connect(paths)
+        if connected is not None:
+            return connected
         _remove_stale(paths)
         _spawn(paths, spec)
-        conn = _connect(paths.socket)
-        if conn is None:
+        connected = _connect(paths)
+        if connected is None:
             raise HostUnavailable("the session host said it was ready but does not answer")
-        return conn
+        return connected
     finally:
         os.close(lock)  # releases the flock
 
@@ -168,8 +260,9 @@ def _remove_stale(paths: HostPaths) -> None:
         paths.socket.unlink()
     owner = read_pid_file(paths.pid_file)
     if owner is None or not is_alive(*owner):
-        with contextlib.suppress(FileNotFoundError):
-            paths.pid_file.unlink()
+        for path in (paths.pid_file, paths.secret):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
 
 
 #: Loads this very package (installed, or a checkout's internal/ as ``agent_toolsmith``) in the new

@@ -1,11 +1,19 @@
 """The session host process: one :class:`~agent_toolsmith.session.Session` served on a unix
-socket that only this user can reach, until it is idle, ended (``--end``) or signalled."""
+socket that only this user can reach, to clients that know the session's secret, until it is
+idle, ended (``--end``) or signalled.
+
+Everything the session is — its workspace, config, profile, audit log — comes from the host's
+own start (the ``spec`` its starting CLI gave it). A request carries a tool call and nothing
+else is read from it (see protocol.py), so a client that got hold of the socket and the secret
+could run a call in this session, never change what the session is.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
+import secrets
 import signal
 import socket
 import stat
@@ -14,13 +22,17 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..state import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, open_private
+from ..logs import logger
+from ..state import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, open_state_file, write_state_file
 from .protocol import (
     END_TIMEOUT_S,
+    HELLO_TIMEOUT_S,
     MAX_REQUEST_BYTES,
     READY,
+    SETTINGS,
     HostPaths,
-    HostUnavailable,
+    open_session_directory,
+    peer_uid,
     process_start_time,
     read_pid_file,
 )
@@ -28,11 +40,14 @@ from .protocol import (
 if TYPE_CHECKING:
     import asyncio
 
-    from ..audit import AuditLog
     from ..session import Session
+
+log = logger("toolsmith")
 
 #: A cancelled call gets this long to stop through its cancel token before its task is cancelled.
 CANCEL_GRACE_S = 2.0
+#: Random bytes in the session's secret (written as hex to ``host.secret``).
+SECRET_BYTES = 32
 
 
 def host_main(directory: str, spec_json: str) -> int:
@@ -62,16 +77,20 @@ async def _serve(paths: HostPaths, spec: dict[str, Any]) -> int:
     # the host keeps warm); an edit starts them.
     directory = open_private_directory(paths.directory)
     try:
-        config = Config.load(spec["cwd"], file=spec["config"], lsp_on_view=False)
+        audit: dict[str, Any] = {"audit_log": Path(spec["audit_log"])} if spec.get("audit_log") else {}
+        config = Config.load(spec["cwd"], file=spec["config"], lsp_on_view=False, **audit)
         session = Session(
             spec["cwd"], session_id=spec["session"], config=config, profile=spec.get("profile", "default")
         )
         log_to_file(session.ctx.state.directory() / "toolsmith.log", ("toolsmith", "pygls"))
         session.load_state()
-        host = _Host(session, paths, spec, config.session_host_idle_s)
+        secret = secrets.token_hex(SECRET_BYTES)
+        write_state_file(paths.secret.name, secret.encode("ascii") + b"\n", dir_fd=directory)
+        host = _Host(session, paths, spec, secret, config.session_host_idle_s)
         sock = bind_private_socket(directory, paths.socket.name)
         server = await asyncio.start_unix_server(host.handle, sock=sock, limit=MAX_REQUEST_BYTES)
-        _write_pid_file(paths)
+        write_state_file(paths.pid_file.name, f"{os.getpid()} {process_start_time(os.getpid())}\n".encode(),
+                         dir_fd=directory)  # fmt: skip
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.add_signal_handler(signum, host.stopping.set)
@@ -80,7 +99,7 @@ async def _serve(paths: HostPaths, spec: dict[str, Any]) -> int:
             await host.run_until_stopped()
         finally:
             server.close()
-            _remove_own_files(paths)
+            _remove_own_files(paths, directory)
             await host.finish()
     finally:
         os.close(directory)  # after the server: the socket's bound name goes through it
@@ -89,18 +108,10 @@ async def _serve(paths: HostPaths, spec: dict[str, Any]) -> int:
 
 def open_private_directory(directory: Path) -> int:
     """A descriptor of ``directory`` once it is known that no other user can reach what is in it:
-    a directory itself (not a symbolic link), owned by this user, with no group or other access
-    (taken away if it had some). :class:`HostUnavailable` says why not."""
-    try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError as exc:
-        why = "it is a symbolic link" if os.path.islink(directory) else (exc.strerror or str(exc))
-        raise HostUnavailable(f"the session directory {directory} is not usable: {why}") from None
-    st = os.fstat(fd)
-    if st.st_uid != os.getuid():
-        os.close(fd)
-        raise HostUnavailable(f"the session directory {directory} belongs to uid {st.st_uid}, not to this user")
-    if stat.S_IMODE(st.st_mode) & 0o077:
+    :func:`~.protocol.open_session_directory`'s checks, and no group or other access at all
+    (taken away if it had some)."""
+    fd = open_session_directory(directory)
+    if stat.S_IMODE(os.fstat(fd).st_mode) & 0o077:
         os.fchmod(fd, PRIVATE_DIR_MODE)
     return fd
 
@@ -126,13 +137,6 @@ def bind_private_socket(directory_fd: int, name: str) -> socket.socket:
     return sock
 
 
-def _write_pid_file(paths: HostPaths) -> None:
-    start = process_start_time(os.getpid())
-    fd = open_private(paths.pid_file)
-    with os.fdopen(fd, "w", encoding="ascii") as out:
-        out.write(f"{os.getpid()} {start}\n")
-
-
 def _announce_ready() -> None:
     sys.stdout.write(READY + "\n")
     sys.stdout.flush()
@@ -141,30 +145,43 @@ def _announce_ready() -> None:
     os.close(devnull)
 
 
-def _remove_own_files(paths: HostPaths) -> None:
-    """Remove the socket and pid file — only while they are still this host's."""
-    owner = read_pid_file(paths.pid_file)
-    if owner is not None and owner[0] == os.getpid():
-        for path in (paths.socket, paths.pid_file):
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+def _remove_own_files(paths: HostPaths, directory: int) -> None:
+    """Remove the socket, pid file and secret — only while they are still this host's. Under the
+    start lock: a host that a CLI is starting meanwhile writes its own files, never to be removed
+    here."""
+    import fcntl
+
+    try:
+        lock = open_state_file(paths.lock.name, os.O_RDWR | os.O_CREAT, dir_fd=directory)
+    except OSError:
+        return
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a starting CLI holds it at most HOST_START_TIMEOUT_S
+        owner = read_pid_file(paths.pid_file)
+        if owner is not None and owner[0] == os.getpid():
+            for path in (paths.socket, paths.secret, paths.pid_file):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path.name, dir_fd=directory)
+    finally:
+        os.close(lock)
 
 
 class _Host:
     """The calls in flight, the idle clock, and the session's state file."""
 
-    def __init__(self, session: Session, paths: HostPaths, spec: dict[str, Any], idle_s: float) -> None:
+    def __init__(self, session: Session, paths: HostPaths, spec: dict[str, Any], secret: str, idle_s: float) -> None:
         import asyncio
 
         self.session = session
         self.paths = paths
-        self.spec = spec
+        #: What this host serves, from its start: told to every client, never taken from one.
+        self.settings = {key: spec.get(key) for key in SETTINGS}
+        self.secret = secret.encode("ascii")
         self.idle_s = idle_s
         self.stopping = asyncio.Event()
         self.calls: set[asyncio.Task[Any]] = set()
         self.connections = 0
         self.last_activity = time.monotonic()
-        self.audits: dict[str, AuditLog] = {}
         self.end_writers: list[asyncio.StreamWriter] = []
         self._state_signature = self._signature()
 
@@ -191,8 +208,6 @@ class _Host:
             await asyncio.wait(self.calls, timeout=END_TIMEOUT_S)
         self._save_state()
         await self.session.close()
-        for audit in self.audits.values():
-            await asyncio.to_thread(audit.close)
         for writer in self.end_writers:
             with contextlib.suppress(OSError):
                 writer.write(b'{"ended": true}\n')
@@ -204,8 +219,8 @@ class _Host:
         self.last_activity = time.monotonic()
         try:
             await self._handle(reader, writer)
-        except (OSError, ValueError, EOFError):
-            pass  # the client went away, or sent garbage: nothing to answer
+        except (OSError, ValueError, EOFError, TimeoutError):
+            pass  # the client went away, sent garbage or nothing in time: nothing to answer
         finally:
             self.connections -= 1
             self.last_activity = time.monotonic()
@@ -217,6 +232,8 @@ class _Host:
 
         from ..cancel import CancelToken
 
+        if not await self._admit(reader, writer):
+            return
         request = json.loads(await reader.readline())
         if not isinstance(request, dict):
             return
@@ -224,26 +241,16 @@ class _Host:
             self.end_writers.append(writer)
             self.stopping.set()
             return
-        if self.stopping.is_set():
+        if self.stopping.is_set() or request.get("op") != "run":
             return  # no "accepted": the CLI starts a new host
-        mismatch = self._mismatch(request.get("spec"))
-        if mismatch:
-            writer.write(json.dumps({"mismatch": mismatch}).encode("utf-8") + b"\n")
-            await writer.drain()
-            return
         writer.write(b'{"accepted": true}\n')
         await writer.drain()
         self._reload_state_if_changed()
         token = CancelToken()
-        call = asyncio.create_task(
-            self.session.run(
-                str(request.get("tool", "")),
-                request.get("params", "{}"),
-                cancel=token,
-                lsp=not request.get("no_lsp", False),
-                audit=self._audit(request.get("audit_log")),
-            )
-        )
+        # The call, and nothing else from the request: any other field (a workspace, a config,
+        # an audit log) is not read.
+        tool, params, no_lsp = request.get("tool"), request.get("params", "{}"), request.get("no_lsp") is True
+        call = asyncio.create_task(self.session.run(str(tool), params, cancel=token, lsp=not no_lsp))
         self.calls.add(call)
         gone = asyncio.create_task(reader.read(1))  # EOF (or any byte): the CLI is gone
         try:
@@ -260,6 +267,27 @@ class _Host:
         writer.write(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
         await writer.drain()
 
+    async def _admit(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """Whether the client is this user's and knows the session's secret (checked in constant
+        time); then it is told what this host serves. A refused client is told why, once."""
+        import asyncio
+        import hmac
+
+        uid = peer_uid(writer.get_extra_info("socket"))
+        if uid != os.getuid():
+            log.warning("refused a connection from uid %s", uid)
+            return False
+        hello = json.loads(await asyncio.wait_for(reader.readline(), HELLO_TIMEOUT_S))
+        secret = hello.get("secret") if isinstance(hello, dict) else None
+        if not isinstance(secret, str) or not hmac.compare_digest(secret.encode("utf-8", "replace"), self.secret):
+            log.warning("refused a connection without the session's secret")
+            writer.write(b'{"refused": "wrong or missing secret"}\n')
+            await writer.drain()
+            return False
+        writer.write(json.dumps({"serves": self.settings}).encode("utf-8") + b"\n")
+        await writer.drain()
+        return True
+
     @staticmethod
     async def _cancel(call: asyncio.Task[Any], token: Any) -> None:
         """The token first (the tool kills its processes and returns), the task if that lags."""
@@ -272,25 +300,6 @@ class _Host:
             await asyncio.wait({call}, timeout=END_TIMEOUT_S)
         if call.done() and not call.cancelled():
             call.exception()  # retrieved, so asyncio does not log it as never seen
-
-    def _mismatch(self, spec: Any) -> str:
-        if not isinstance(spec, dict):
-            return "the request has no spec"
-        ours = self.spec
-        if any(spec.get(key) != ours.get(key) for key in ("cwd", "config", "profile")):
-            shown = f"workspace {ours['cwd']}" + (f" with --config {ours['config']}" if ours["config"] else "")
-            shown += f" in the {ours.get('profile') or 'default'} profile"
-            return f"session {ours['session']}'s host serves {shown}"
-        return ""
-
-    def _audit(self, path: Any) -> AuditLog | None:
-        if not isinstance(path, str):
-            return None
-        if path not in self.audits:
-            from ..audit import AuditLog
-
-            self.audits[path] = AuditLog(path, self.session.ctx.config.audit_redact_keys)
-        return self.audits[path]
 
     # The state file stays the truth between processes: written after every call, and read
     # again when a call outside this host (--batch in-process, a fallback) changed it.

@@ -72,7 +72,7 @@ class Job:
     def start(self, argv: list[str], *, cwd: str, env: dict[str, str], owner: ProcessSupervisor) -> None:
         import subprocess
 
-        tree = ProcessTree(owner)
+        tree = ProcessTree(owner, contain=True)
         self.tree = tree
         child_fds: tuple[int, ...]
         if self.tty:
@@ -92,7 +92,7 @@ class Job:
                 cwd=cwd,
                 env=tree.environment(env),
                 start_new_session=True,
-                preexec_fn=take_terminal if self.tty else None,
+                preexec_fn=tree.child_setup(then=take_terminal if self.tty else None),
             )
         except BaseException:
             for fd in {out_fd, in_fd}:
@@ -251,3 +251,4 @@ class Job:
         while not self._finished.is_set() and time.monotonic() < deadline:
             await self.wait_change(self.version, max(deadline - time.monotonic(), 0.0))
         return self._finished.is_set()
+

@@ -12,6 +12,8 @@ from .job_buffer import JOB_RING_BYTES, Delta
 
 #: Characters of one read the model sees (head and tail); all of it is in the spill file.
 MAX_DELTA_CHARS = 30_000
+#: The longest a call (job_output, job_input) waits for a job's output.
+MAX_WAIT_MS = 60_000
 
 
 def report(job: Job, delta: Delta, *, empty: str = "(no new output)") -> tuple[str, dict[str, Any]]:

@@ -1,10 +1,19 @@
 """Running one command line for a session: fresh bash, restored state, nothing left behind.
 
 Each command runs in a new ``bash`` (no profile, no rc) in its own process group, started in the
-session's last directory with its last exported environment. An EXIT trap saves the directory
-and environment back, so ``cd`` and ``export`` (and ``source .venv/bin/activate``) stick across
-calls — also across CLI invocations, since :class:`ShellState` is saved with the session. A
-fresh process per command gives exact exit codes and a process group that can be killed whole.
+session's last directory with its last exported environment. The directory and environment it
+leaves are handed back through a pipe that we create and read (never a file the command could
+replace with a FIFO or a symbolic link), so ``cd`` and ``export`` (and ``source
+.venv/bin/activate``) stick across calls — also across CLI invocations, since
+:class:`ShellState` is saved with the session. A fresh process per command gives exact exit
+codes and a process group that can be killed whole.
+
+What a hostile command can do to that record (state.py checks whatever arrives): the pipe is
+closed while the command runs, so neither its programs nor anything they start can write to it
+(bash keeps its own copy close-on-exec); the function that writes the record is read-only, and
+it runs after the command returns even when the command replaced the EXIT trap (the trap covers
+``exit``). The command's own shell code can still keep anything from being saved (``exec``,
+``kill -9 $$``, ``trap - EXIT; exit``), and then the previous state stays.
 
 stdin is ``/dev/null`` and the environment disables pagers, editors and prompts, so commands
 that would wait for a terminal (``git commit`` without ``-m``, ``less``, ``read``) return instead
@@ -19,15 +28,15 @@ import asyncio
 import contextlib
 import os
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..cancel import CancelToken
 from ..proc import KILL_GRACE_S, SETTLE_AFTER_EXIT_S, ProcessSupervisor, spawn
+from ..proc.launch import pipe_reader
 from ..truncate import SpillingBuffer
-from .state import ShellState
+from .state import MAX_SHELL_STATE_BYTES, STATE_END, STATE_MARK, ShellState
 
 #: After the shell exits, how long output from leftover children is still read.
 DRAIN_AFTER_EXIT_S = 0.2
@@ -51,18 +60,27 @@ NON_INTERACTIVE_ENV = {
 }
 #: Not carried from one command to the next: bash sets them itself.
 VOLATILE_ENV = frozenset({"PWD", "SHLVL", "_"})
+#: Variables a command's record never changes: bash's own, and the ones every command is given.
+NOT_KEPT_ENV = VOLATILE_ENV | frozenset(NON_INTERACTIVE_ENV)
 
-# $1: where to save state, $2: the command. The trap keeps the command's exit status.
+# $1: the command; @FD@: the state pipe's write end. The pipe is closed while the command
+# runs (bash restores it afterwards, and for the EXIT trap); the record is written once, after
+# the command returns or at its `exit`, with the command's exit status kept either way.
 _SCRIPT = r"""
-__ts_state=$1
-__ts_command=$2
+__ts_command=$1
 set --
 __ts_save() {
-  { builtin pwd -P > "$__ts_state.cwd"; env -0 > "$__ts_state.env"; } 2>/dev/null
+  [[ -n ${__ts_saved-} ]] && return "${1-0}"
+  __ts_saved=1
+  { builtin printf '@MARK@\0'; builtin pwd -P; builtin printf '\0'; command -p env -0; builtin printf '@END@\0'
+  } >&@FD@ 2>/dev/null
+  return "${1-0}"
 }
+readonly -f __ts_save
 trap __ts_save EXIT
-eval "$__ts_command"
-"""
+eval "$__ts_command" @FD@>&-
+__ts_save "$?"
+""".replace("@MARK@", STATE_MARK.decode()).replace("@END@", STATE_END.decode())
 
 
 @dataclass
@@ -87,9 +105,9 @@ def start_dir(state: ShellState, workspace: Path) -> tuple[str, str]:
     return str(workspace), ""
 
 
-def shell_argv(state_base: Path, command: str) -> list[str]:
-    """bash running ``command`` and saving its directory and environment to ``state_base``."""
-    return ["bash", "--noprofile", "--norc", "-c", _SCRIPT, "bash", str(state_base), command]
+def shell_argv(state_fd: int, command: str) -> list[str]:
+    """bash running ``command`` and writing its directory and environment to ``state_fd``."""
+    return ["bash", "--noprofile", "--norc", "-c", _SCRIPT.replace("@FD@", str(state_fd)), "bash", command]
 
 
 def environment(state: ShellState) -> dict[str, str]:
@@ -98,33 +116,11 @@ def environment(state: ShellState) -> dict[str, str]:
     return env
 
 
-def _load_state(state: ShellState, base: Path) -> None:
-    cwd_file, env_file = base.with_suffix(".cwd"), base.with_suffix(".env")
-    try:
-        cwd = cwd_file.read_text(encoding="utf-8", errors="surrogateescape").strip()
-        if cwd:
-            state.cwd = cwd
-        raw = env_file.read_bytes()
-        env = {}
-        for item in raw.split(b"\0"):
-            key, sep, value = item.decode("utf-8", "surrogateescape").partition("=")
-            if sep and key and key not in VOLATILE_ENV and key not in NON_INTERACTIVE_ENV:
-                env[key] = value
-        if env:
-            state.env = env
-    except OSError:
-        pass  # the command exec'd or was killed before the trap ran: keep the previous state
-    finally:
-        cwd_file.unlink(missing_ok=True)
-        env_file.unlink(missing_ok=True)
-
-
 async def run_command(
     command: str,
     *,
     state: ShellState,
     workspace: Path,
-    state_dir: Path,
     timeout_s: float,
     cancel: CancelToken,
     output: SpillingBuffer,
@@ -137,12 +133,23 @@ async def run_command(
     ``wrap(argv, cwd)`` may put the shell inside a sandbox (see sandbox.py).
     """
     cwd, note = start_dir(state, workspace)
-    base = state_dir / f"shell-{uuid.uuid4().hex}"
     started = time.monotonic()
-    argv = shell_argv(base, command)
-    if wrap is not None:
-        argv = wrap(argv, cwd)
-    child = await spawn(argv, cwd=cwd, env=environment(state), merge_stderr=True, owner=owner)
+    record_pipe: list[asyncio.BaseTransport] = []
+    state_read, state_write = os.pipe2(os.O_CLOEXEC)  # the child gets the write end (pass_fds)
+    try:
+        record_stream = await pipe_reader(state_read, record_pipe)
+        argv = shell_argv(state_write, command)
+        if wrap is not None:
+            argv = wrap(argv, cwd)
+        child = await spawn(argv, cwd=cwd, env=environment(state), merge_stderr=True, owner=owner,
+                            pass_fds=(state_write,))  # fmt: skip
+    except BaseException:
+        for transport in record_pipe:
+            transport.close()
+        raise
+    finally:
+        os.close(state_write)  # the shell holds it now: its exit (and its children's) ends the record
+    record = asyncio.ensure_future(_read_record(record_stream))
     reader = asyncio.ensure_future(_read(child.stdout, output, on_output))
     waiter = asyncio.ensure_future(child.wait())
     stopper = asyncio.ensure_future(cancel.wait())
@@ -161,9 +168,8 @@ async def run_command(
         left = await child.tree.terminate(settle_s=SETTLE_AFTER_EXIT_S)
         if not (timed_out or aborted):
             stopped_background = left
-        # Whatever held the pipe is gone: stop reading anyway after a bound.
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(reader), KILL_GRACE_S + 1)
+        # Whatever held the pipes is gone: stop reading anyway after a bound.
+        await asyncio.wait({reader, record}, timeout=KILL_GRACE_S + 1)
     except BaseException:
         # Task cancelled (asyncio) or anything unexpected: kill everything now, synchronously,
         # so a second cancellation cannot interrupt it; then reap within bounds.
@@ -176,13 +182,44 @@ async def run_command(
         child.tree.release()
         reader.cancel()
         output.close()
-        _load_state(state, base)
+        for transport in record_pipe:
+            transport.close()
+        note += _keep_state(state, record)
     exit_code = child.returncode
     if exit_code is not None and exit_code < 0:
         exit_code = 128 - exit_code
     return ShellResult(
         output, exit_code, timed_out, aborted, time.monotonic() - started, state.cwd or cwd, note, stopped_background
     )
+
+
+async def _read_record(stream: asyncio.StreamReader) -> bytes | None:
+    """What the shell wrote to the state pipe, up to :data:`MAX_SHELL_STATE_BYTES`; None when it
+    wrote more (read on to the end all the same, so the shell never blocks on a full pipe)."""
+    data = bytearray()
+    over = False
+    while chunk := await stream.read(READ_CHUNK):
+        over = over or len(data) + len(chunk) > MAX_SHELL_STATE_BYTES
+        if not over:
+            data += chunk
+    return None if over else bytes(data)
+
+
+def _keep_state(state: ShellState, record: asyncio.Future[bytes | None]) -> str:
+    """Update ``state`` from the record the shell wrote; a note for the result when it was too
+    large. No record (the command exec'd or was killed first, or ran past the bounds) keeps the
+    previous state."""
+    if not record.done() or record.cancelled() or record.exception() is not None:
+        record.cancel()
+        return ""
+    data = record.result()
+    if data is None:
+        return (
+            f"(The shell's exported environment is over {MAX_SHELL_STATE_BYTES // 1024} KiB, so this command's "
+            "directory and environment were not kept; the next command starts where this one did.)\n"
+        )
+    state.update(data, not_kept=NOT_KEPT_ENV)
+    return ""
 
 
 async def _read(

@@ -2,8 +2,13 @@
 
 With ``[bash] sandbox = true`` every command runs inside ``bwrap``:
 
-- the whole file system read-only, except the workspace, the allowed directories, a private
-  ``/tmp``, and the session's shell-state directory (the EXIT trap writes the cwd/env there);
+- the whole file system read-only, except the workspace, the allowed directories and a private
+  ``/tmp``;
+- the state directory hidden whole (an empty read-only directory in its place): it holds the
+  session hosts' sockets and secrets (docs/cli-session-host.md), other sessions' state, spilled
+  outputs and logs. Nothing in it is for a command: the shell hands its directory and
+  environment back through a pipe (runner.py). A workspace or allowed directory inside it stays
+  visible and writable;
 - every git directory read-only — the workspace's ``.git`` (or the target of its ``gitdir:``
   pointer, and a ``commondir`` target), nested repositories and bare repositories found within
   :data:`GIT_SCAN_DEPTH` levels — and ``.toolsmith``: they configure commands that run outside
@@ -77,19 +82,21 @@ def wrap(
     bwrap: str,
     workspace: Path,
     writable: list[Path],
-    state_dir: Path,
+    hidden: list[Path],
     cwd: str,
     network: bool,
 ) -> list[str]:
-    """``argv`` run inside the sandbox described in the module docstring."""
+    """``argv`` run inside the sandbox described in the module docstring; ``hidden``: the state
+    directories."""
     out = [bwrap, "--die-with-parent", "--unshare-all"]
     if network:
         out.append("--share-net")
     out += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    for directory in [workspace, *writable, state_dir]:
+    roots = [workspace, *writable]
+    for directory in roots:
         if directory.is_dir():
             out += ["--bind", str(directory), str(directory)]
-    roots = [workspace, *writable, state_dir]
+    out += _hide(hidden, roots)
     for relative in READ_ONLY_DIRS:
         path = workspace / relative
         if path.exists():
@@ -112,6 +119,22 @@ def wrap(
         out += ["--ro-bind", str(found), str(found)]
         pinned.add(found)
     out += ["--chdir", cwd, "--setenv", "TMPDIR", "/tmp", "--", *argv]
+    return out
+
+
+def _hide(hidden: list[Path], roots: list[Path]) -> list[str]:
+    """Arguments that put an empty read-only directory over each of ``hidden`` (after the
+    writable binds, so one inside the workspace is hidden too), binding again the writable roots
+    that lie inside it."""
+    out: list[str] = []
+    for directory in dict.fromkeys(Path(os.path.realpath(h)) for h in hidden):
+        if not directory.is_dir():
+            continue
+        out += ["--tmpfs", str(directory)]
+        for root in roots:
+            if directory in root.parents and root.is_dir():
+                out += ["--bind", str(root), str(root)]
+        out += ["--remount-ro", str(directory)]
     return out
 
 

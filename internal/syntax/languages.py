@@ -45,6 +45,10 @@ LANGUAGE_BY_EXTENSION: dict[str, str] = {
 }
 
 
+#: The languages outline and symbol_edit read symbols of, as their descriptions name them.
+OUTLINED_LANGUAGES = ", ".join(sorted({"Python", "JavaScript", "TypeScript/TSX", "Go", "Rust", "Java", "C", "C++"}))
+
+
 def language_for(path: str | PurePath) -> str | None:
     """The grammar for ``path``, or None when no supported grammar reads it."""
     return LANGUAGE_BY_EXTENSION.get(PurePath(path).suffix.lower())

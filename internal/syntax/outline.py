@@ -8,6 +8,14 @@ so "replace" means the same thing everywhere.
 The walk descends into classes, impls, modules and namespaces, never into function bodies, and
 through at most :data:`MAX_PLAIN_DEPTH` levels of other nodes between two symbols (an ``if``
 block, an export, a declaration list), so its cost follows the declarations, not the code.
+
+Any input is answered in time and memory linear in the declarations, whatever their nesting: the
+walk keeps its own stack (no Python recursion: 500 classes nested in each other were 1 000 frames
+deep), reads a node's parent and previous siblings from that stack (tree-sitter finds a node's
+parent by walking down from the root, so asking it per symbol was quadratic in the nesting), takes
+text from the parsed bytes (``Node.text`` calls back into the parse's read function, and crashed
+the process when that call failed), and looks at most :data:`LINE_SCAN_BYTES` around a symbol for
+its line (a minified file is one line).
 """
 
 from __future__ import annotations
@@ -22,8 +30,15 @@ if TYPE_CHECKING:
 
 #: Levels of non-symbol nodes walked through below a symbol (or the root) looking for symbols.
 MAX_PLAIN_DEPTH = 3
+#: Symbols nested deeper than this (a class in a class in … ) are not listed: a container at this
+#: depth is listed with ``members_cut`` set. No real code nests so deep, and each level makes every
+#: name path below it longer (500 nested classes made an 840 KB outline).
+MAX_SYMBOL_DEPTH = 32
 #: A signature line longer than this is cut (with "…").
 MAX_SIGNATURE_CHARS = 160
+#: How far before and after a symbol its line's start and end are looked for: a signature starts
+#: at the symbol itself when its line starts further back (a minified file is one long line).
+LINE_SCAN_BYTES = 1024
 
 #: Per grammar: node type → kind. Kinds of "function" inside a class-like symbol become "method".
 SYMBOL_KINDS: dict[str, dict[str, str]] = {
@@ -107,12 +122,43 @@ class Symbol:
     start_byte: int
     end_byte: int
     children: list[Symbol] = field(default_factory=list)
+    #: A container at MAX_SYMBOL_DEPTH: its members were not looked for.
+    members_cut: bool = False
 
     def walk(self) -> list[Symbol]:
-        out = [self]
-        for child in self.children:
-            out += child.walk()
+        """This symbol and all its members, in document order (an explicit stack: any depth)."""
+        out: list[Symbol] = []
+        stack = [self]
+        while stack:
+            symbol = stack.pop()
+            out.append(symbol)
+            stack.extend(reversed(symbol.children))
         return out
+
+
+class _Frame:
+    """One node the walk is in: its named children, the next one to look at, the symbol its
+    symbols belong to (``owner``, ``depth`` levels of symbols deep), and how many non-symbol
+    levels lie between it and that symbol."""
+
+    __slots__ = ("_declarators", "children", "depth", "next", "node", "out", "owner", "plain_depth")
+
+    def __init__(self, node: Node, owner: Symbol | None, out: list[Symbol], depth: int, plain_depth: int) -> None:
+        self.node = node
+        self.children = node.named_children
+        self.next = 0
+        self.owner = owner
+        self.out = out
+        self.depth = depth
+        self.plain_depth = plain_depth
+        self._declarators: int | None = None
+
+    def declarators(self) -> int:
+        """How many declarators or type specs the node holds (counted once: a declaration of
+        100 000 of them is asked for each)."""
+        if self._declarators is None:
+            self._declarators = sum(c.type in ("variable_declarator", "type_spec") for c in self.children)
+        return self._declarators
 
 
 def outline(parsed: Parsed) -> list[Symbol]:
@@ -121,7 +167,26 @@ def outline(parsed: Parsed) -> list[Symbol]:
     if kinds is None:
         return []
     found: list[Symbol] = []
-    _collect(parsed.tree.root_node, parsed, kinds, None, found, 0)
+    # The frames are the path from the root to the node being looked at: its ancestors, and
+    # where each stands among its siblings (see _span).
+    frames = [_Frame(parsed.tree.root_node, None, found, 0, 0)]
+    while frames:
+        frame = frames[-1]
+        if frame.next == len(frame.children):
+            frames.pop()
+            continue
+        child = frame.children[frame.next]
+        frame.next += 1
+        kind = kinds.get(child.type)
+        symbol = _symbol(child, kind, parsed, frame.owner, frames) if kind is not None else None
+        if symbol is not None:
+            frame.out.append(symbol)
+            if symbol.kind in CONTAINER_KINDS and frame.depth + 1 < MAX_SYMBOL_DEPTH:
+                frames.append(_Frame(child, symbol, symbol.children, frame.depth + 1, 0))
+            elif symbol.kind in CONTAINER_KINDS:
+                symbol.members_cut = True
+        elif frame.plain_depth < MAX_PLAIN_DEPTH and not _is_body_of_function(child, frame.node):
+            frames.append(_Frame(child, frame.owner, frame.out, frame.depth, frame.plain_depth + 1))
     return found
 
 
@@ -129,30 +194,14 @@ def flatten(symbols: list[Symbol]) -> list[Symbol]:
     return [s for top in symbols for s in top.walk()]
 
 
-def _collect(
-    node: Node, parsed: Parsed, kinds: dict[str, str], parent: Symbol | None, out: list[Symbol], depth: int
-) -> None:
-    for child in node.named_children:
-        kind = kinds.get(child.type)
-        symbol = _symbol(child, kind, parsed, parent) if kind is not None else None
-        if symbol is not None:
-            out.append(symbol)
-            if symbol.kind in CONTAINER_KINDS:
-                _collect(child, parsed, kinds, symbol, symbol.children, 0)
-        elif depth < MAX_PLAIN_DEPTH and not _is_body_of_function(child):
-            _collect(child, parsed, kinds, parent, out, depth + 1)
-
-
-def _is_body_of_function(node: Node) -> bool:
-    return (
-        node.type in ("statement_block", "compound_statement")
-        and node.parent is not None
-        and (node.parent.type in FUNCTION_VALUES or "function" in node.parent.type or "method" in node.parent.type)
+def _is_body_of_function(node: Node, parent: Node) -> bool:
+    return node.type in ("statement_block", "compound_statement") and (
+        parent.type in FUNCTION_VALUES or "function" in parent.type or "method" in parent.type
     )
 
 
-def _symbol(node: Node, kind: str, parsed: Parsed, parent: Symbol | None) -> Symbol | None:
-    name = _name(node, parsed.language)
+def _symbol(node: Node, kind: str, parsed: Parsed, parent: Symbol | None, frames: list[_Frame]) -> Symbol | None:
+    name = _name(node, parsed)
     if not name:
         return None
     if node.type == "variable_declarator":
@@ -164,67 +213,83 @@ def _symbol(node: Node, kind: str, parsed: Parsed, parent: Symbol | None) -> Sym
     if kind == "function" and parent is not None and parent.kind in ("class", "interface", "struct", "impl", "trait"):
         kind = "method"
     if node.type == "method_declaration" and parsed.language == "go":
-        receiver = _go_receiver(node)
+        receiver = _go_receiver(node, parsed.source)
         path = f"{receiver}.{name}" if receiver else name
     else:
         path = f"{parent.path}.{name}" if parent is not None else name
-    start_node, end_node = _span_nodes(node)
-    start = _leading_start(start_node, parsed.source)
+    outer, siblings, index = _span(node, frames)
     source = parsed.source
-    signature = _line_of(_name_node(node) or node, source)
+    start, start_row = _leading_start(outer, siblings, index, source)
+    end_row, end_column = outer.end_point
     return Symbol(
         kind=kind,
         name=name,
         path=path,
-        start_line=source.count(b"\n", 0, start) + 1,
-        end_line=end_node.end_point[0] + 1 - (1 if end_node.end_point[1] == 0 and end_node.end_point[0] > 0 else 0),
-        signature=signature,
+        start_line=start_row + 1,
+        end_line=end_row + 1 - (1 if end_column == 0 and end_row > 0 else 0),
+        signature=_line_of(_name_node(node) or node, source, node),
         start_byte=start,
-        end_byte=end_node.end_byte,
+        end_byte=outer.end_byte,
     )
 
 
-def _span_nodes(node: Node) -> tuple[Node, Node]:
-    """The outermost node the definition owns: its wrappers, and the declaration holding a lone
-    declarator or type spec."""
-    outer = node
-    while outer.parent is not None:
-        parent = outer.parent
-        if parent.type in WRAPPERS:
-            outer = parent
-            continue
-        if outer.type in ("variable_declarator", "type_spec") and len(parent.named_children) == 1:
-            outer = parent
-            continue
-        if parent.type in ("lexical_declaration", "variable_declaration", "type_declaration") and (
-            len([c for c in parent.named_children if c.type in ("variable_declarator", "type_spec")]) == 1
+def _span(node: Node, frames: list[_Frame]) -> tuple[Node, list[Node], int]:
+    """The outermost node the definition ``node`` (the child the last frame is at) owns — its
+    wrappers, and the declaration holding a lone declarator or type spec — with that node's
+    siblings and its index among them (for the comments above it)."""
+    outer, level = node, len(frames) - 1
+    while level >= 0:
+        parent = frames[level].node
+        if not (
+            parent.type in WRAPPERS
+            or (outer.type in ("variable_declarator", "type_spec") and parent.named_child_count == 1)
+            or (
+                parent.type in ("lexical_declaration", "variable_declaration", "type_declaration")
+                and frames[level].declarators() == 1
+            )
         ):
-            outer = parent
-            continue
-        break
-    return outer, outer
+            break
+        outer, level = parent, level - 1
+    if level < 0:  # the root itself (never a wrapper): no siblings
+        return outer, [outer], 0
+    return outer, frames[level].children, frames[level].next - 1
 
 
-def _leading_start(node: Node, source: bytes) -> int:
-    """Where the span starts: before the comments, attributes and decorators directly above."""
-    start = node.start_byte
-    previous = node.prev_named_sibling
-    while previous is not None and previous.type in LEADING:
+def _leading_start(node: Node, siblings: list[Node], index: int, source: bytes) -> tuple[int, int]:
+    """Where the span starts, as a byte offset and a row: before the comments, attributes and
+    decorators directly above ``node`` (``siblings[index]``)."""
+    start, row = node.start_byte, node.start_point[0]
+    while index > 0 and siblings[index - 1].type in LEADING:
+        previous = siblings[index - 1]
         between = source[previous.end_byte : start]
         if between.count(b"\n") > 1 or between.strip():
             break
         if previous.end_point[0] == previous.start_point[0] and _code_before(previous, source):
             break  # a trailing comment of the line above, not a comment about this definition
-        start = previous.start_byte
-        previous = previous.prev_named_sibling
-    return source.rfind(b"\n", 0, start) + 1 if not source[source.rfind(b"\n", 0, start) + 1 : start].strip() else start
+        start, row = previous.start_byte, previous.start_point[0]
+        index -= 1
+    line_start = _line_start(source, start)
+    return (line_start, row) if line_start >= 0 and not source[line_start:start].strip() else (start, row)
 
 
-def _line_of(node: Node, source: bytes) -> str:
-    """The whole source line holding ``node``'s start, trimmed and bounded."""
-    start = source.rfind(b"\n", 0, node.start_byte) + 1
-    end = source.find(b"\n", node.start_byte)
-    line = source[start : end if end >= 0 else len(source)].decode("utf-8", "replace").strip()
+def _line_start(source: bytes, at: int) -> int:
+    """Where the line holding ``at`` starts; -1 when that is more than LINE_SCAN_BYTES back."""
+    low = max(0, at - LINE_SCAN_BYTES)
+    newline = source.rfind(b"\n", low, at)
+    return newline + 1 if newline >= 0 or low == 0 else -1
+
+
+def _line_of(node: Node, source: bytes, definition: Node) -> str:
+    """The source line holding ``node``'s start, trimmed and bounded; from the ``definition``'s
+    start when the line starts more than LINE_SCAN_BYTES before ``node`` (a minified file)."""
+    at = node.start_byte
+    start = _line_start(source, at)
+    if start < 0:
+        start = min(definition.start_byte, at)
+    end = source.find(b"\n", at, at + LINE_SCAN_BYTES)
+    if end < 0:
+        end = min(len(source), at + LINE_SCAN_BYTES)
+    line = source[start:end].decode("utf-8", "replace").strip()
     return line if len(line) <= MAX_SIGNATURE_CHARS else line[: MAX_SIGNATURE_CHARS - 1] + "…"
 
 
@@ -233,28 +298,30 @@ def _name_node(node: Node) -> Node | None:
 
 
 def _code_before(node: Node, source: bytes) -> bool:
-    line_start = source.rfind(b"\n", 0, node.start_byte) + 1
-    return bool(source[line_start : node.start_byte].strip())
+    """Is there code on ``node``'s line before it? (A line starting out of sight counts as code.)"""
+    line_start = _line_start(source, node.start_byte)
+    return line_start < 0 or bool(source[line_start : node.start_byte].strip())
 
 
-def _name(node: Node, language: str) -> str:
+def _name(node: Node, parsed: Parsed) -> str:
     if node.type == "impl_item":
         target = node.child_by_field_name("type")
-        return _text(target) if target is not None else ""
+        return _text(target, parsed.source) if target is not None else ""
     named = node.child_by_field_name("name")
     if named is not None:
-        return _text(named)
+        return _text(named, parsed.source)
     declarator = node.child_by_field_name("declarator")
     while declarator is not None:
         if declarator.type in ("identifier", "field_identifier", "qualified_identifier", "destructor_name",
                                "operator_name", "type_identifier"):  # fmt: skip
-            return _text(declarator).replace("::", ".")
+            return _text(declarator, parsed.source).replace("::", ".")
         declarator = declarator.child_by_field_name("declarator")
     return ""
 
 
-def _text(node: Node) -> str:
-    return (node.text or b"").decode("utf-8", "replace")
+def _text(node: Node, source: bytes) -> str:
+    """The node's text, from the parsed bytes (never ``Node.text``: see the module docstring)."""
+    return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
 def _go_type_kind(node: Node) -> str:
@@ -266,12 +333,12 @@ def _go_type_kind(node: Node) -> str:
     return "type"
 
 
-def _go_receiver(node: Node) -> str:
+def _go_receiver(node: Node, source: bytes) -> str:
     receiver = node.child_by_field_name("receiver")
     if receiver is None:
         return ""
     for parameter in receiver.named_children:
         kind = parameter.child_by_field_name("type")
         if kind is not None:
-            return _text(kind).lstrip("*").split("[", 1)[0]
+            return _text(kind, source).lstrip("*").split("[", 1)[0]
     return ""

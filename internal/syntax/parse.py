@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..affix import common_prefix_length, common_suffix_length
 from .issues import SyntaxIssue
 from .languages import language_for
+from .probe import looks_deep, probe
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Tree
@@ -146,7 +147,8 @@ def parse(text: str, path: str, *, cache: SyntaxCache | None = None) -> Parsed |
     text is larger than :data:`MAX_PARSE_BYTES`, or parsing ran past :data:`MAX_PARSE_SECONDS`.
 
     With ``cache``, the file's previous tree (if any) seeds an incremental parse, and the new
-    tree replaces it.
+    tree replaces it. A text that looks deeply nested is parsed in a child process first
+    (probe.py): :class:`~agent_toolsmith.errors.ParseFailed` when the parser crashed there.
     """
     language = language_for(path)
     if language is None:
@@ -157,16 +159,15 @@ def parse(text: str, path: str, *, cache: SyntaxCache | None = None) -> Parsed |
     if len(source) > MAX_PARSE_BYTES:
         return None
     previous = cache.get(path) if cache is not None else None
-    if previous is not None and previous.language == language:
-        if previous.source == source:
-            return previous
-        old_tree = _edited_copy(previous, source)
-    else:
-        old_tree = None
+    if previous is not None and previous.language == language and previous.source == source:
+        return previous
     try:
         parser = _parser(language)
     except Exception:  # a grammar the installed pack lacks: nothing to judge with
         return None
+    if looks_deep(source) and not probe(source, language, path):
+        return None  # the parse ran past MAX_PARSE_SECONDS in the child: it would here too
+    old_tree = _edited_copy(previous, source) if previous is not None and previous.language == language else None
     tree = _bounded_parse(parser, source, old_tree)
     if tree is None:
         return None
@@ -177,7 +178,13 @@ def parse(text: str, path: str, *, cache: SyntaxCache | None = None) -> Parsed |
 
 
 def parse_detached(source: bytes, language: str) -> Parsed | None:
-    """A parse of ``source`` on its own (no cache): a piece of a file, judged apart from it."""
+    """A parse of ``source`` on its own (no cache): a piece of a file, judged apart from it.
+    None for a piece that looks deeply nested: the whole file's parse (with its probe) decides."""
+    return None if looks_deep(source) else parse_in_process(source, language)
+
+
+def parse_in_process(source: bytes, language: str) -> Parsed | None:
+    """A parse of ``source`` here, whatever it looks like (the probe's child parses this way)."""
     try:
         parser = _parser(language)
     except Exception:  # a grammar the installed pack lacks
@@ -284,13 +291,17 @@ def _issue(node: Node, source: bytes, message: str) -> SyntaxIssue:
 
 def inside_literal(parsed: Parsed, offsets: list[int]) -> bool:
     """Is any of ``offsets`` (byte offsets in ``parsed.source``) inside a string literal? The
-    gate's retries must never change what a string says."""
-    root = parsed.tree.root_node
+    gate's retries must never change what a string says.
+
+    The nodes around an offset are found going down from the root with a cursor: going up with
+    ``Node.parent`` costs a walk from the root per step in tree-sitter, quadratic in the nesting."""
     for offset in offsets:
-        node: Node | None = root.descendant_for_byte_range(offset, offset)
-        while node is not None:
+        cursor = parsed.tree.walk()
+        while cursor.goto_first_child_for_byte(offset) is not None:
+            node = cursor.node
+            if node is None or node.start_byte >= offset:
+                break  # the child after the offset (it falls between children): nothing below holds it
             kind = node.type
-            if ("string" in kind or "heredoc" in kind or "template" in kind) and node.start_byte < offset:
+            if "string" in kind or "heredoc" in kind or "template" in kind:
                 return True
-            node = node.parent
     return False

@@ -21,14 +21,19 @@ def test_creates_parents_and_keeps_mode(tmp_path: Path) -> None:
     assert [p.name for p in target.parent.iterdir()] == ["f.txt"]  # no temp left behind
 
 
-def test_writes_through_symlink(tmp_path: Path) -> None:
+def test_replaces_a_symlink_or_fifo_instead_of_writing_through_it(tmp_path: Path) -> None:
+    """Our state files are never links: one planted there must not carry our state elsewhere."""
     real = tmp_path / "real.txt"
     real.write_text("old")
     link = tmp_path / "link.txt"
     link.symlink_to(real)
     atomic_write(link, b"new")
-    assert link.is_symlink()
-    assert real.read_text() == "new"
+    assert not link.is_symlink() and link.read_bytes() == b"new"
+    assert real.read_text() == "old"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    atomic_write(fifo, b"new")  # no open of the FIFO: nothing waits for a reader
+    assert fifo.is_file() and fifo.read_bytes() == b"new"
 
 
 CHILD = textwrap.dedent(

@@ -1,15 +1,18 @@
 """The process supervisor with real processes: nothing a cancelled or finished call started
-survives it, however it forked (setsid, nohup, subshells), and adopted orphans are reaped."""
+survives it, however it forked (setsid, nohup, subshells), adopted orphans are reaped, and what
+ignores SIGTERM is killed when the grace is over. (Processes that also clear their environment or
+use CLONE_PARENT: test_detached.py.)"""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import time
 from pathlib import Path
 
 import pytest
 from agent_toolsmith.cancel import CancelToken
-from agent_toolsmith.proc import TREE_ENV, become_subreaper, process_table, spawn
+from agent_toolsmith.proc import KILL_GRACE_S, TREE_ENV, become_subreaper, process_table, spawn
 
 from tests.conftest import make_session
 
@@ -20,6 +23,8 @@ FORKING = (
     f"setsid sleep {MARK} & nohup sleep {MARK} >/dev/null 2>&1 & (sleep {MARK} &); "
     f"(setsid sh -c 'sleep {MARK}' &); echo up > {{marker}}; wait"
 )
+#: Hang guard for a job to reach a state.
+STATE_TIMEOUT_S = 60.0
 
 
 def leftovers(mark: str = MARK) -> list[str]:
@@ -119,3 +124,34 @@ def test_every_spawned_process_carries_its_tree_tag(workspace: Path) -> None:
         return child.tree.tag
 
     assert len(asyncio.run(main())) == 32
+
+
+def test_a_term_ignoring_command_is_killed_on_timeout(workspace: Path) -> None:
+    """SIGTERM first; what ignores it gets SIGKILL after KILL_GRACE_S."""
+    session = make_session(workspace)
+    command = f"trap '' TERM; echo ready; sleep {MARK}; echo never"
+    response = asyncio.run(session.run("bash", {"command": command, "timeout": 1000}))
+    assert response.metadata["timed_out"], response.content
+    assert "never" not in response.content
+    # It outlived the SIGTERM: it went only when the grace was over.
+    assert response.metadata["duration_ms"] >= (1 + KILL_GRACE_S) * 1000
+    assert leftovers(MARK) == []
+    asyncio.run(session.close())
+
+
+def test_a_term_ignoring_job_is_killed_on_its_timeout(workspace: Path) -> None:
+    session = make_session(workspace)
+
+    async def main() -> None:
+        command = f"trap '' TERM; sleep {MARK}"
+        response = await session.run("bash", {"command": command, "run_in_background": True, "timeout": 500})
+        job_id = str(response.metadata["job_id"])
+        deadline = time.monotonic() + STATE_TIMEOUT_S
+        status = ""
+        while "timed out" not in status and time.monotonic() < deadline:
+            status = (await session.run("job_output", {"job_id": job_id, "wait_ms": 2000})).content
+        assert "timed out" in status, status
+        assert leftovers(MARK) == []
+        await session.close()
+
+    asyncio.run(main())

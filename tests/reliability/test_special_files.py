@@ -79,3 +79,47 @@ def test_view_of_proc_self_mem_is_a_specific_error(workspace: Path) -> None:
     assert response.is_error
     assert "Internal error" not in response.content and "/proc/self/mem" in response.content
     assert response.metadata.get("error") == "unreadable_file"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link to a fifo", "socket"])
+def test_searches_refuse_a_special_file_at_once(workspace: Path, kind: str) -> None:
+    """grep given a FIFO used to wait for its whole search timeout (rg blocks opening it)."""
+    listener = None
+    if kind == "socket":
+        listener = socket.socket(socket.AF_UNIX)
+        listener.bind(str(workspace / "special"))
+    elif kind == "fifo":
+        os.mkfifo(workspace / "special")
+    else:
+        os.mkfifo(workspace / "pipe")
+        (workspace / "special").symlink_to("pipe")
+    try:
+        s = session(workspace)
+        for tool, params in [
+            ("grep", {"pattern": "x", "path": "special"}),
+            ("grep", {"pattern": "x", "path": "special", "output_mode": "count"}),
+            ("glob", {"pattern": "*", "path": "special"}),
+            ("ls", {"path": "special"}),
+        ]:
+            response = run(s, tool, params)  # wait_for: a hang fails the test, it does not block it
+            assert response.is_error and response.metadata.get("error") == "not_regular_file", (tool, response)
+            assert ("FIFO" in response.content or "socket" in response.content) and "special" in response.content
+    finally:
+        if listener is not None:
+            listener.close()
+
+
+def test_a_fifo_inside_a_searched_directory_is_skipped(workspace: Path) -> None:
+    os.mkfifo(workspace / "pipe")
+    (workspace / "a.txt").write_text("needle\n")
+    response = run(session(workspace), "grep", {"pattern": "needle"})
+    assert not response.is_error and "a.txt" in response.content and "pipe" not in response.content
+
+
+def test_glob_and_ls_given_a_file_say_it_is_not_a_directory(workspace: Path) -> None:
+    (workspace / "a.txt").write_text("x\n")
+    s = session(workspace)
+    for tool, params in [("glob", {"pattern": "*", "path": "a.txt"}), ("ls", {"path": "a.txt"})]:
+        response = run(s, tool, params)
+        assert response.is_error and response.metadata.get("error") == "not_a_directory", (tool, response)
+        assert "is not a directory" in response.content

@@ -298,7 +298,7 @@ def test_images_are_capped_per_view_and_by_size(run: Runner, workspace: Path) ->
     assert len(response.images) == MAX_IMAGES_PER_VIEW
     assert all(i.media_type == "image/jpeg" and i.data_base64 == jpeg for i in response.images)
     assert response.content.count(f"this view already has {MAX_IMAGES_PER_VIEW} images") == 2
-    from agent_toolsmith.llm.tools.view import MAX_IMAGE_BYTES
+    from agent_toolsmith.llm.pages import MAX_IMAGE_BYTES
 
     big = workspace / "big_plot.ipynb"
     huge = base64.b64encode(b"\x89PNG" + b"\x00" * MAX_IMAGE_BYTES).decode()

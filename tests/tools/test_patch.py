@@ -58,11 +58,36 @@ def test_fuzz_reported_per_chunk(workspace: Path) -> None:
     assert "fuzz 3" in r.content
 
 
-def test_update_requires_read(workspace: Path, run: Runner) -> None:
+def test_an_update_whose_context_matches_exactly_needs_no_read(workspace: Path, run: Runner) -> None:
     (workspace / "x.txt").write_text("x\n")
     r = run("patch", {"patch_text": "*** Begin Patch\n*** Update File: x.txt\n@@\n-x\n+y\n*** End Patch"})
-    assert r.is_error and "You must read the file" in r.content
+    assert not r.is_error, r.content
+    assert (workspace / "x.txt").read_text() == "y\n"
+
+
+@pytest.mark.parametrize(
+    "chunk",
+    [
+        "@@\n-x  \n+y\n",  # matched only with trailing whitespace ignored (fuzz 1)
+        "@@ x\n+y\n",  # only added lines: nothing in the chunk shows the file's content
+    ],
+)
+def test_a_fuzzy_or_context_free_update_of_an_unread_file_is_refused(
+    workspace: Path, run: Runner, chunk: str
+) -> None:
+    (workspace / "x.txt").write_text("x\n")
+    r = run("patch", {"patch_text": f"*** Begin Patch\n*** Update File: x.txt\n{chunk}*** End Patch"})
+    assert r.is_error and r.metadata["error"] == "not_read", r.content
+    assert "You must read the file" in r.content
     assert (workspace / "x.txt").read_text() == "x\n"
+
+
+def test_delete_and_move_of_an_unread_file_need_a_read(workspace: Path, run: Runner) -> None:
+    (workspace / "x.txt").write_text("x\n")
+    for op in ("*** Delete File: x.txt\n", "*** Update File: x.txt\n*** Move to: y.txt\n"):
+        r = run("patch", {"patch_text": f"*** Begin Patch\n{op}*** End Patch"})
+        assert r.is_error and r.metadata["error"] == "not_read", r.content
+    assert (workspace / "x.txt").read_text() == "x\n" and not (workspace / "y.txt").exists()
 
 
 def test_failure_while_writing_last_file_leaves_tree_unchanged(

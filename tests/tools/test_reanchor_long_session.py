@@ -76,4 +76,4 @@ def test_a_file_over_the_size_cap_is_kept_as_its_digest_only(tmp_path: Path) -> 
     big.write_bytes(data)
     tracker.record_read(big, data, big.stat())
     assert tracker.snapshot_bytes == 0
-    assert tracker.base_for_change(big, data, big.stat()) is None  # unchanged: the digest says so
+    assert tracker.read_state(big, data, big.stat()).kind == "unchanged"  # the digest says so

@@ -6,7 +6,7 @@ import tempfile
 from pathlib import Path
 
 from agent_toolsmith.fsutil.textio import looks_binary
-from agent_toolsmith.llm.tools import view
+from agent_toolsmith.llm.pages import text as view
 from hypothesis import given
 from hypothesis import strategies as st
 

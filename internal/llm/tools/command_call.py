@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ...config import default_state_dir
 from ...errors import TimedOut, ToolError
 from ...fsutil.paths import from_workspace
 from ...proc import check_argument
@@ -53,7 +54,6 @@ async def run_command_call(
             command,
             state=shell if shell is not None else ctx.shell,
             workspace=ctx.workspace,
-            state_dir=ctx.state.directory("shell"),
             timeout_s=timeout_ms / 1000,
             cancel=ctx.cancel,
             output=output,
@@ -207,11 +207,14 @@ def _sandbox(ctx: ProcessServices) -> Callable[[list[str], str], list[str]]:
     if ctx.shell.sandbox_problem:
         raise ToolError(f"The bash sandbox is on but {ctx.shell.sandbox_problem}: nothing was run.")
     writable = [from_workspace(ctx.workspace, d) for d in ctx.config.allowed_dirs]
-    state_dir = ctx.state.directory("shell")
+    # Every state directory this process may use: the session's (made now if need be: one that
+    # appeared later inside the workspace would be the command's to fill), the temporary one
+    # standing in for it, and the default one, which other sessions' hosts may use.
+    hidden = [ctx.state.root, ctx.state.directory(), default_state_dir()]
 
     def wrap(argv: list[str], cwd: str) -> list[str]:
         return sandbox.wrap(
-            argv, bwrap=bwrap, workspace=ctx.workspace, writable=writable, state_dir=state_dir, cwd=cwd,
+            argv, bwrap=bwrap, workspace=ctx.workspace, writable=writable, hidden=hidden, cwd=cwd,
             network=ctx.config.bash_network,
         )  # fmt: skip
 

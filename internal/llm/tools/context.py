@@ -83,7 +83,8 @@ class PathServices(CallServices, Protocol):
         self, *, config: Config | None = None, permissions: PermissionService | None = None, lsp: bool = True
     ) -> PathServices:
         """This context with other settings, another permission service, or without language
-        servers: how a tool runs another on its behalf (read_many runs view per file)."""
+        servers: how a tool uses a shared service on other terms (read_many shows each file as view
+        does, through llm/pages, with its own read approvals and without language servers)."""
         ...
 
     def read_roots(self, approved: Path) -> list[Path]: ...
@@ -104,6 +105,7 @@ class FileServices(PathServices, Protocol):
 
     def writable_roots(self) -> list[Path]: ...
     def check_writable(self, path: Path, *, follow: bool = True) -> Path: ...
+    def check_writable_together(self, paths: Sequence[Path]) -> None: ...
     async def diagnostics_after_change(self, paths: list[Path]) -> str: ...
 
 
@@ -273,6 +275,12 @@ class ToolContext:
             confine=self.config.confine_writes,
             follow=follow,
         )
+
+    def check_writable_together(self, paths: Sequence[Path]) -> None:
+        """What :meth:`check_writable` cannot see path by path: several files written by one change
+        (a patch) that together would make a git directory (see fsutil.paths.check_no_new_git_dir)."""
+        roots = fspaths.writable_roots(self.workspace, self.config.allowed_dirs)
+        fspaths.check_no_new_git_dir([fspaths.real_path(p) for p in paths], roots)
 
     def readable_roots(self) -> list[Path]:
         """Where read-only tools read without asking: the workspace, the allowed dirs, the state

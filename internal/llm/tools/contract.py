@@ -92,8 +92,9 @@ class Tool(ABC):
     offered_read_only: ClassVar[bool] = False
     #: Reaches beyond the workspace (the network, or any program): MCP's ``openWorldHint``.
     open_world: ClassVar[bool] = False
-    #: Calling again with the same arguments changes nothing more (read-only tools always are).
-    idempotent: ClassVar[bool] = False
+    #: Calling again with the same arguments changes nothing more; None: as ``read_only`` says (a
+    #: read-only tool whose calls consume something, like job_output's delta, sets False).
+    idempotent: ClassVar[bool | None] = None
     #: See ToolInfo.grammar.
     grammar: ClassVar[str | None] = None
     #: False when ``run`` never waits for an event loop, given no language server: its blocking
@@ -113,7 +114,7 @@ class Tool(ABC):
             title=self.title or self.name,
             open_world=self.open_world,
             destructive=not self.read_only,
-            idempotent=self.read_only or self.idempotent,
+            idempotent=self.read_only if self.idempotent is None else self.idempotent,
             grammar=self.grammar,
         )
 

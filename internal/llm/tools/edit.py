@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...textmatch import EditRequest
+from ..change.edits import create_file, edit_file
 from .context import FileServices
 from .contract import Tool, ToolResponse
-from .file_edit import create_file, edit_file
 from .params import param
 
 DESCRIPTION = """Edits a file by replacing `old_string` with `new_string`.
@@ -38,9 +38,9 @@ DESCRIPTION = """Edits a file by replacing `old_string` with `new_string`.
   span several files, prefer patch.
 - For Jupyter notebooks (.ipynb) use notebook_edit (by cell); an edit that would leave a notebook
   that no longer parses or validates is refused.
-- The file's encoding, BOM and line endings are preserved. The result includes a diff and the
-  errors language servers report after the change, in this file and in up to 5 other files that
-  gained errors with it.
+- The file's encoding, BOM and line endings are preserved. The result lists the errors
+  language servers report after the change, in this file and in up to 5 other files that gained
+  errors with it; the diff is in its metadata (and in the text when the match was not exact).
 """
 
 

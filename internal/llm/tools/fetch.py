@@ -18,7 +18,7 @@ from .context import CallServices
 from .contract import Tool, ToolResponse
 from .params import param
 
-#: Largest body read, whether announced by Content-Length or counted while streaming (seed 2.14).
+#: Largest body read, whether announced by Content-Length or counted while streaming.
 MAX_BODY_BYTES = 5 * 1024 * 1024
 DEFAULT_TIMEOUT_S = 30
 MAX_TIMEOUT_S = 120
@@ -27,7 +27,7 @@ MAX_REDIRECTS = 10
 MAX_OUTPUT_CHARS = 50_000
 #: Characters of an error response's body quoted in the error.
 ERROR_EXCERPT_CHARS = 500
-#: Sent on the one retry after a Cloudflare challenge (seed 3.4).
+#: Sent on the one retry after a Cloudflare challenge.
 PLAIN_USER_AGENT = "toolsmith"
 
 ACCEPT = {

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from ...fsutil.anchored import names_inside
 from ...fsutil.paths import require_directory
-from ...ripgrep import FileQuery, display, find_rg, list_files, newest_first
+from ...fsutil.printable import printable
+from ...ripgrep import FileQuery, find_rg, list_files, newest_first
 from .context import PathServices
 from .contract import Tool, ToolResponse
 from .params import param
@@ -63,7 +64,7 @@ class GlobTool(Tool):
         }
         if not files:
             return ToolResponse("No files found", metadata=metadata)
-        text = "\n".join(display(p) for p in shown)
+        text = "\n".join(printable(p) for p in shown)
         if truncated:
             text += (
                 f"\n\n(Results are truncated: showing the {len(shown)} most recently modified of "

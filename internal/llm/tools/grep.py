@@ -14,8 +14,9 @@ from queue import SimpleQueue
 from typing import Any, Literal
 
 from ...errors import ToolError
-from ...fsutil.paths import not_found_error
-from ...ripgrep import Match, SearchQuery, SearchResult, confinable, display, find_rg, newest_first, search
+from ...fsutil.paths import require_file_or_directory
+from ...fsutil.printable import printable
+from ...ripgrep import Match, SearchQuery, SearchResult, confinable, find_rg, newest_first, search
 from ...ripgrep.checked import AnchoredReader, Content, verify_result
 from ...truncate import shorten_line
 from .context import PathServices
@@ -104,8 +105,7 @@ class GrepTool(Tool):
     async def run(self, params: GrepParams, ctx: PathServices) -> ToolResponse:
         root = ctx.resolve(params.path or ".")
         approved = await ctx.require_read_permission(self.name, root)
-        if not root.exists():
-            raise not_found_error(root)
+        require_file_or_directory(root, "grep searches regular files and directories only.")
         rg = find_rg(ctx.config.rg_path)
         context = params.context or 0
         query = SearchQuery(
@@ -312,7 +312,7 @@ def _render_content(result: SearchResult, ordered: list[Match], query: SearchQue
         if record.path in shown_files:
             lines_of[record.path][record.line] = record.text
     for path, group in groupby(selected, key=lambda m: m.path):
-        header = f"\n{display(path)}:"
+        header = f"\n{printable(path)}:"
         if not page.fits(header):
             break
         out.append(header)
@@ -366,9 +366,9 @@ def _render_files(result: SearchResult, page: _Page) -> tuple[str, int]:
     files = newest_first(result.files, result.mtimes)
     out = [f"Found {_plural(len(files), 'file', 'files')}{'+' if result.stopped_early else ''}", ""]
     for path in files[page.offset : page.offset + page.limit]:
-        if not page.fits(display(path)):
+        if not page.fits(printable(path)):
             break
-        out.append(display(path))
+        out.append(printable(path))
         page.shown += 1
     return "\n".join(out), len(files)
 
@@ -380,7 +380,7 @@ def _render_counts(result: SearchResult, page: _Page) -> tuple[str, int]:
     found = f"{_plural(lines, 'matching line', 'matching lines')} in {_plural(len(files), 'file', 'files')}{plus}"
     out = [f"Found {found}", ""]
     for path in files[page.offset : page.offset + page.limit]:
-        rendered = f"{display(path)}: {result.counts[path]}"
+        rendered = f"{printable(path)}: {result.counts[path]}"
         if not page.fits(rendered):
             break
         out.append(rendered)

@@ -7,11 +7,10 @@ from dataclasses import dataclass
 
 from ...errors import ToolError
 from ...shell.job import Job
-from ...shell.job_report import report
+from ...shell.job_report import MAX_WAIT_MS, report
 from .command_call import authorize_job_input
 from .context import ProcessServices
 from .contract import Tool, ToolResponse
-from .job_output import MAX_WAIT_MS
 from .params import param
 
 #: Default wait for the job's answer.

@@ -5,13 +5,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ...shell.job_report import report, summary
+from ...shell.job_report import MAX_WAIT_MS, report, summary
 from .context import ProcessServices
 from .contract import Tool, ToolResponse
 from .params import param
 
-#: The longest job_output (and job_input) may wait for output.
-MAX_WAIT_MS = 60_000
 #: Once a waited-for output started, this much silence ends the wait.
 QUIET_S = 0.05
 
@@ -40,6 +38,7 @@ class JobOutputTool(Tool):
     description = DESCRIPTION
     Params = JobOutputParams
     read_only = True
+    idempotent = False  # each read consumes the output it returns
 
     async def run(self, params: JobOutputParams, ctx: ProcessServices) -> ToolResponse:
         if params.job_id is None:

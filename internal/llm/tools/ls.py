@@ -9,7 +9,8 @@ from operator import itemgetter
 
 from ...fsutil.anchored import names_inside
 from ...fsutil.paths import require_directory
-from ...ripgrep import AUTO_IGNORED, FileQuery, display, find_rg, list_files
+from ...fsutil.printable import printable
+from ...ripgrep import AUTO_IGNORED, FileQuery, find_rg, list_files
 from ...ripgrep.directories import witness_file
 from .context import PathServices
 from .contract import Tool, ToolResponse
@@ -79,7 +80,7 @@ class LsTool(Tool):
         else:
             found = await asyncio.to_thread(names_inside, found, roots, root, approved)
         tree, entries = _tree(found, {f"{base}/{rel}" for rel in dirs}, base)
-        lines = [f"- {display(str(root))}/"]
+        lines = [f"- {printable(str(root))}/"]
         _render(tree, 1, lines, MAX_ENTRIES + 1)
         truncated = result.stopped_early or entries > MAX_ENTRIES
         if truncated:
@@ -144,12 +145,12 @@ def _render(node: _Dir, depth: int, out: list[str], limit: int) -> None:
     for name in sorted(node.dirs):
         if len(out) >= limit:
             return
-        out.append(f"{indent}- {display(name)}/")
+        out.append(f"{indent}- {printable(name)}/")
         _render(node.dirs[name], depth + 1, out, limit)
     for name in sorted(set(node.files)):
         if len(out) >= limit:
             return
-        out.append(f"{indent}- {display(name)}")
+        out.append(f"{indent}- {printable(name)}")
 
 
 TOOL = LsTool()

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ...errors import LspUnavailable, ToolError
+from ...errors import LspUnavailable, NoChange, ToolError
 from ...fsutil.paths import not_found_error
 from ...lsp import results
 from ...lsp.api import LspError, NavigationServer, NavigationSource
@@ -186,17 +186,6 @@ class LspTool(Tool):
         return results.capped(results.workspace_symbols(found or [], ctx.display, ctx.workspace)) or "No symbols found."
 
 
-@dataclass
-class _Renamed:
-    """One file of a rename: the change to commit and what the result says about it."""
-
-    path: Path
-    change: Any
-    edits: int
-    meta: dict[str, Any]
-    warning: str
-
-
 def _refuse_stale(ctx: LspServices, edit: Any, client: NavigationServer) -> None:
     """Refuse an edit computed on an older text of a file the server has open (changed on disk
     outside this session since it was opened): its positions would land in the wrong places. The
@@ -233,10 +222,11 @@ def _refuse_stale(ctx: LspServices, edit: Any, client: NavigationServer) -> None
 async def _apply_rename(
     ctx: LspServices, path: Path, edit: Any, old_name: str, new_name: str, encoding: str
 ) -> ToolResponse:
-    """Apply the server's WorkspaceEdit to every file as one commit, after one permission ask."""
-    from ...cancel import in_thread
+    """Apply the server's WorkspaceEdit to every file as one change (one permission ask, one
+    commit). A file the session read must be unchanged since; one it never read is read fresh
+    (the server's edit was computed on the disk's text)."""
     from ...lsp.edits import WorkspaceEditError, file_edits
-    from .file import commit_changes, guard_notebooks, with_notes
+    from ..change.pipeline import ChangeRequest, Target, change_files
 
     try:
         per_file = file_edits(edit) if edit is not None else {}
@@ -248,70 +238,52 @@ async def _apply_rename(
             "(is it on a name? view the line, or use symbol).",
             {"error": "rename_nothing"},
         )
-    targets = {p: ctx.check_writable(p) for p in per_file}
+    plans = sorted(per_file.items())
+    targets = [Target(p, _rename_plan(ctx, p, edits, encoding), read="optional") for p, edits in plans]
+    what = f"rename {old_name or 'the symbol'} to {new_name}"
 
-    def prepare(check: Any) -> list[_Renamed]:
-        planned = []
-        for original, edits in sorted(per_file.items()):
-            check()
-            renamed = _plan_rename(ctx, original, targets[original], edits, encoding)
-            if renamed is not None:
-                planned.append(renamed)
-        guard_notebooks([r.change for r in planned])
-        return planned
+    def describe(planned: list[Any]) -> str:
+        return f"{what} in {', '.join(p.display for p in planned)}"
 
-    async with ctx.locks.hold(targets.values()):
-        planned = await in_thread(prepare, ctx.cancel)
-        if not planned:
-            raise ToolError(
-                f"Renaming to {new_name!r} changes no file (is it the same name?).", {"error": "rename_nothing"}
-            )
-        files = [r.meta for r in planned]
-        names = ", ".join(ctx.display(r.path) for r in planned)
-        await ctx.require_permission(
-            "lsp", "write", names, f"rename {old_name or 'the symbol'} to {new_name} in {names}", {"files": files}
+    def report(applied: Any) -> tuple[str, dict[str, Any]]:
+        planned = applied.planned
+        files = [p.meta for p in planned]
+        total = sum(p.value for p in planned)
+        count = len(planned)
+        text = (
+            f"Renamed {old_name or 'the symbol'} to {new_name}: {total} edit{'s' if total != 1 else ''} in {count} "
+            f"file{'s' if count != 1 else ''}"
         )
-        notes = await commit_changes(ctx, [r.change for r in planned])
-    total = sum(r.edits for r in planned)
-    count = len(planned)
-    text = (
-        f"Renamed {old_name or 'the symbol'} to {new_name}: {total} edit{'s' if total != 1 else ''} in {count} "
-        f"file{'s' if count != 1 else ''}"
+        for p in planned[:MAX_RESULTS]:
+            text += f"\n  {p.display} ({p.value} edit{'s' if p.value != 1 else ''})"
+        if count > MAX_RESULTS:
+            text += f"\n  ... and {count - MAX_RESULTS} more files (all in metadata['files'])"
+        return text, {"operation": "rename", "file_path": str(path), "files": files, "edits": total}
+
+    unchanged = NoChange(
+        f"Renaming to {new_name!r} changes no file (is it the same name?).", {"error": "rename_nothing"}
     )
-    for r in planned[:MAX_RESULTS]:
-        text += f"\n  {ctx.display(r.path)} ({r.edits} edit{'s' if r.edits != 1 else ''}){r.warning}"
-    if count > MAX_RESULTS:
-        text += f"\n  ... and {count - MAX_RESULTS} more files (all in metadata['files'])"
-    metadata: dict[str, Any] = {"operation": "rename", "file_path": str(path), "files": files, "edits": total}
-    text = with_notes(text, notes, metadata)
-    found = await ctx.diagnostics_after_change([r.path for r in planned])
-    return ToolResponse(text + ("\n\n" + found if found else ""), metadata=metadata)
+    request = ChangeRequest("lsp", targets, describe, gate_name="rename", unchanged=unchanged)
+    return await change_files(ctx, request, report)
 
 
-def _plan_rename(ctx: LspServices, path: Path, target: Path, edits: Any, encoding: str) -> _Renamed | None:
-    """One file's change, computed on its bytes now: a file the session read must be unchanged
-    since; one it never read is read fresh (the server's edit was computed on the disk's text)."""
-    from ...diff import diff_metadata
-    from ...fsutil.commit import Change
-    from ...fsutil.textio import decode_bytes, normalize_eol
+def _rename_plan(ctx: LspServices, path: Path, edits: Any, encoding: str) -> Any:
+    """How one file's text edits of a rename are planned on the file as found."""
+    from ...fsutil.textio import TextFile
     from ...lsp.edits import WorkspaceEditError, apply_text_edits
-    from .file import gate_change, read_for_change
+    from ..change.pipeline import Planned
 
-    data, _ = read_for_change(ctx, target, unchanged=False)
-    if ctx.files.last_read(target) is not None:
-        ctx.files.check_unchanged(target, data)
-    old = decode_bytes(data, path=str(path))
-    try:
-        new_raw = apply_text_edits(old.raw, edits, encoding)
-    except WorkspaceEditError as exc:
-        raise ToolError(f"Nothing was renamed: {exc} ({ctx.display(path)}).", {"error": exc.code}) from exc
-    if new_raw == old.raw:
-        return None
-    display = ctx.display(path)
-    new_text = normalize_eol(new_raw)
-    warning = gate_change(ctx, path, old.text, new_text, "rename")
-    meta = {"path": display, "edits": len(edits), **diff_metadata(old.text, new_text, display)}
-    return _Renamed(path, Change("write", target, old.encode(new_raw), data), len(edits), meta, warning)
+    def plan(snapshot: Any, _check: Any) -> Planned | None:
+        old = snapshot.text
+        try:
+            new_raw = apply_text_edits(old.raw, edits, encoding)
+        except WorkspaceEditError as exc:
+            raise ToolError(f"Nothing was renamed: {exc} ({ctx.display(path)}).", {"error": exc.code}) from exc
+        if new_raw == old.raw:
+            return None
+        return Planned(new=TextFile(new_raw, old.encoding, old.bom, old.eol), value=len(edits))
+
+    return plan
 
 
 def _check_position_params(params: LspParams) -> None:

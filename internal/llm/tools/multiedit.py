@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from ...errors import ToolError
 from ...fsutil.textio import new_text_file
 from ...textmatch import EditError, EditRequest, apply_edits
+from ..change.edits import create_file, edit_file
 from .context import FileServices
 from .contract import Tool, ToolResponse
-from .file_edit import create_file, edit_file
 from .params import param
 
 DESCRIPTION = """Makes several edits to one file in a single call. Prefer this tool over several edit calls

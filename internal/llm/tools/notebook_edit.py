@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ...cancel import in_thread
 from ...diff import diff_metadata
 from ...documents import is_notebook
-from ...errors import ToolError
-from ...fsutil.commit import Change
+from ...errors import InvalidParams, ToolError
+from ..change.pipeline import Applied, ChangeRequest, Planned, Target, change_files
+from ..change.snapshot import Snapshot
+from ..change.worker import Check
 from .context import FileServices
 from .contract import Tool, ToolResponse
-from .file import commit_changes, read_for_change, with_notes
 from .params import param
 
 if TYPE_CHECKING:
@@ -65,8 +64,7 @@ class NotebookEditTool(Tool):
             raise ToolError(f"{path} is not a notebook (.ipynb); use edit or multiedit for other files.",
                             {"error": "not_a_notebook"})  # fmt: skip
         if params.new_source is None and params.edit_mode != "delete":
-            raise ToolError(f"new_source is required for {params.edit_mode} (use \"\" for an empty cell).",
-                            {"error": "invalid_params"})  # fmt: skip
+            raise InvalidParams(f"new_source is required for {params.edit_mode} (use \"\" for an empty cell).")
         new_source = params.new_source or ""
         try:
             new_source.encode("utf-8")
@@ -75,12 +73,12 @@ class NotebookEditTool(Tool):
                             f"{exc.object[exc.start:exc.end]!r} at index {exc.start}; nothing was written.",
                             {"error": "invalid_source"}) from None  # fmt: skip
         if params.cell_id is not None and params.cell_index is not None:
-            raise ToolError("Give cell_id or cell_index, not both.", {"error": "invalid_params"})
-        target = ctx.check_writable(path)
+            raise InvalidParams("Give cell_id or cell_index, not both.")
         display = ctx.display(path)
 
-        def prepare(check: Callable[[], None]) -> tuple[Change, CellEdit, dict[str, Any], bool]:
-            data, _ = read_for_change(ctx, target)
+        def plan(snapshot: Snapshot, check: Check) -> Planned:
+            data = snapshot.data
+            assert data is not None
             notebook = parse_notebook(data, path)
             reproduced = dump_notebook(notebook) == data
             before = len(notebook.cells)
@@ -89,21 +87,27 @@ class NotebookEditTool(Tool):
             )
             validate(notebook.data, path, data)
             label = f"{display} (cell {edit.index}{f' id={edit.cell_id}' if edit.cell_id else ''})"
-            metadata = diff_metadata(edit.old_source, edit.new_source, label, cancel=check)
+            diff = diff_metadata(edit.old_source, edit.new_source, label, cancel=check)
             new_data, kept_format = write_notebook(notebook, edit, before, reproduced)
-            return Change("write", target, new_data, data), edit, metadata, kept_format
+            # The syntax gate reads source files; the notebook was validated above (nbformat).
+            return Planned(data=new_data, diff=diff, gate=False, value=(edit, kept_format))
 
-        async with ctx.locks.hold([target]):
-            change, edit, metadata, kept_format = await in_thread(prepare, ctx.cancel)
-            await ctx.require_permission(
-                self.name, "write", str(path), f"{edit.mode} cell {edit.index} of {display}", {"diff": metadata["diff"]}
-            )
-            notes = await commit_changes(ctx, [change])
-        metadata.update(
-            file_path=str(path), edit_mode=edit.mode, cell_index=edit.index, cell_id=edit.cell_id,
-            cell_type=edit.cell_type, formatting_kept=kept_format,
-        )  # fmt: skip
-        return ToolResponse(with_notes(_report(edit, str(path), kept_format), notes, metadata), metadata=metadata)
+        def describe(planned: list[Planned]) -> str:
+            edit = planned[0].value[0]
+            return f"{edit.mode} cell {edit.index} of {display}"
+
+        def report(applied: Applied) -> tuple[str, dict[str, Any]]:
+            planned = applied.planned[0]
+            edit, kept_format = planned.value
+            metadata = {key: planned.meta[key] for key in ("diff", "additions", "removals")}
+            metadata.update(
+                file_path=str(path), edit_mode=edit.mode, cell_index=edit.index, cell_id=edit.cell_id,
+                cell_type=edit.cell_type, formatting_kept=kept_format,
+            )  # fmt: skip
+            return _report(edit, str(path), kept_format), metadata
+
+        request = ChangeRequest(self.name, [Target(path, plan)], describe)
+        return await change_files(ctx, request, report)
 
 
 def _report(edit: CellEdit, path: str, kept_format: bool) -> str:

@@ -11,11 +11,13 @@ from typing import Any
 from ...cancel import in_thread
 from ...errors import ToolError
 from ...fsutil.paths import not_found_error, open_regular_file, os_error_message
+from ...fsutil.printable import printable
 from ...fsutil.textio import BinaryFileError, UndecodableFileError, decode_bytes
 from ...ripgrep import FileQuery, find_rg, list_files
 from ...syntax import MAX_PARSE_BYTES, language_for, parse
-from ...syntax.languages import LANGUAGE_BY_EXTENSION
-from ...syntax.outline import SYMBOL_KINDS, Symbol, outline
+from ...syntax.languages import LANGUAGE_BY_EXTENSION, OUTLINED_LANGUAGES
+from ...syntax.outline import MAX_SYMBOL_DEPTH, SYMBOL_KINDS, Symbol, flatten, outline
+from ...syntax.probe import looks_deep
 from .context import PathServices
 from .contract import Tool, ToolResponse
 from .params import param
@@ -28,8 +30,10 @@ MAX_FILES_COLLECTED = 10_000
 MAX_MAP_SYMBOLS_PER_FILE = 25
 #: Symbol lines in a file's outline.
 MAX_FILE_SYMBOLS = 500
+#: Deeply nested files a directory map parses (each in a child process first, ~0.1-0.3 s; see
+#: syntax/probe.py); the rest are listed with a pointer to outline them alone.
+MAX_MAP_PROBES = 5
 
-OUTLINED_LANGUAGES = ", ".join(sorted({"Python", "JavaScript", "TypeScript/TSX", "Go", "Rust", "Java", "C", "C++"}))
 
 DESCRIPTION = f"""Lists the symbols of a source file, or maps a directory: its source files and their
 top-level symbols. Read-only; parses with tree-sitter, no language server needed.
@@ -79,9 +83,10 @@ class OutlineTool(Tool):
 
         def build(check: Callable[[], None]) -> list[str]:
             lines = []
+            probes = [MAX_MAP_PROBES]
             for name in shown:
                 check()
-                lines.append(_map_line(Path(name), root))
+                lines.append(_map_line(Path(name), root, probes))
             return lines
 
         lines = await in_thread(build, ctx.cancel)
@@ -98,22 +103,34 @@ class OutlineTool(Tool):
         return ToolResponse(text, metadata=metadata)
 
 
-def file_symbols(path: Path, allowed: Callable[[Path], bool] | None = None) -> tuple[list[Symbol], str]:
+class _DeepNotParsed(Exception):
+    """A deeply nested file, not parsed: the directory map's probes are used up."""
+
+
+def file_symbols(
+    path: Path, allowed: Callable[[Path], bool] | None = None, probes: list[int] | None = None
+) -> tuple[list[Symbol], str]:
     """The symbols of ``path`` and its grammar; a ToolError the model can act on otherwise.
-    ``allowed``: the file actually opened must pass it (see fsutil.paths.open_regular_file)."""
+    ``allowed``: the file actually opened must pass it (see fsutil.paths.open_regular_file).
+    ``probes``: how many more deeply nested files may be parsed (one is used here if this is one);
+    none left: :class:`_DeepNotParsed`."""
     language = language_for(path)
     if language is None or language not in SYMBOL_KINDS:
         raise ToolError(
-            f"outline does not know the language of {path.name} (it reads {OUTLINED_LANGUAGES} by extension). "
-            "Use view or grep instead.",
+            f"outline does not know the language of {printable(path.name)} (it reads {OUTLINED_LANGUAGES} by "
+            "extension). Use view or grep instead.",
             {"error": "unsupported_language"},
         )
     text = _read_source(path, allowed)
+    if probes is not None and looks_deep(text.encode("utf-8", "surrogatepass")):
+        if probes[0] <= 0:
+            raise _DeepNotParsed
+        probes[0] -= 1
     parsed = parse(text, str(path))
     if parsed is None:
         raise ToolError(
-            f"{path} is too large to outline (over {MAX_PARSE_BYTES // (1024 * 1024)} MiB) or took too long to "
-            "parse. Use grep to find definitions instead.",
+            f"{printable(str(path))} is too large to outline (over {MAX_PARSE_BYTES // (1024 * 1024)} MiB) or took "
+            "too long to parse. Use grep to find definitions instead.",
             {"error": "too_large"},
         )
     return outline(parsed), language
@@ -129,7 +146,7 @@ def _read_source(path: Path, allowed: Callable[[Path], bool] | None = None) -> s
     try:
         if st.st_size > MAX_PARSE_BYTES:
             raise ToolError(
-                f"{path} is too large to outline ({st.st_size} bytes; the limit is {MAX_PARSE_BYTES}). "
+                f"{printable(str(path))} is too large to outline ({st.st_size} bytes; the limit is {MAX_PARSE_BYTES}). "
                 "Use grep to find definitions instead.",
                 {"error": "too_large"},
             )
@@ -140,25 +157,20 @@ def _read_source(path: Path, allowed: Callable[[Path], bool] | None = None) -> s
     try:
         return decode_bytes(data, path=str(path)).text
     except (BinaryFileError, UndecodableFileError) as exc:
-        raise ToolError(f"{path} is not a text file; there is nothing to outline.") from exc
+        raise ToolError(f"{printable(str(path))} is not a text file; there is nothing to outline.") from exc
 
 
 def _file_response(path: Path, display: str, symbols: list[Symbol], language: str) -> ToolResponse:
-    lines: list[str] = []
-
-    def add(symbol: Symbol, depth: int) -> None:
-        if len(lines) < MAX_FILE_SYMBOLS:
-            lines.append(f"{'  ' * depth}{symbol.kind} {symbol.path} [{_lines(symbol)}]: {symbol.signature}")
-        for child in symbol.children:
-            add(child, depth + 1)
-
-    for symbol in symbols:
-        add(symbol, 0)
-    total = sum(len(s.walk()) for s in symbols)
-    metadata = {
+    listed = flatten(symbols)
+    depth = _depths(symbols)
+    lines = [
+        f"{'  ' * depth[id(s)]}{s.kind} {s.path} [{_lines(s)}]: {s.signature}" for s in listed[:MAX_FILE_SYMBOLS]
+    ]
+    total = len(listed)
+    metadata: dict[str, Any] = {
         "file_path": str(path),
         "language": language,
-        "symbols": [_symbol_meta(s) for top in symbols for s in top.walk()][:MAX_FILE_SYMBOLS],
+        "symbols": [_symbol_meta(s) for s in listed[:MAX_FILE_SYMBOLS]],
         "truncated": total > len(lines),
     }
     if not symbols:
@@ -166,7 +178,28 @@ def _file_response(path: Path, display: str, symbols: list[Symbol], language: st
     text = f"{display} ({language}, {total} symbols)\n" + "\n".join(lines)
     if total > len(lines):
         text += f"\n\n(Showing {len(lines)} of {total} symbols. Use view with an offset for the rest of the file.)"
+    if any(s.members_cut for s in listed):
+        metadata["depth_cut"] = MAX_SYMBOL_DEPTH
+        text += f"\n\n({DEPTH_CUT_NOTE})"
     return ToolResponse(text, metadata=metadata)
+
+
+#: Said when symbols nest deeper than the outline walks (see MAX_SYMBOL_DEPTH).
+DEPTH_CUT_NOTE = (
+    f"Symbols nest deeper than {MAX_SYMBOL_DEPTH} levels here; the members of those at level {MAX_SYMBOL_DEPTH} are "
+    "not listed. Use view or grep for them."
+)
+
+
+def _depths(symbols: list[Symbol]) -> dict[int, int]:
+    """Each symbol's nesting level (0 for top-level), by id."""
+    depth: dict[int, int] = {}
+    stack = [(s, 0) for s in symbols]
+    while stack:
+        symbol, level = stack.pop()
+        depth[id(symbol)] = level
+        stack.extend((child, level + 1) for child in symbol.children)
+    return depth
 
 
 def _lines(symbol: Symbol) -> str:
@@ -179,12 +212,14 @@ def _symbol_meta(symbol: Symbol) -> dict[str, Any]:
     return {"kind": symbol.kind, "path": symbol.path, "start_line": symbol.start_line, "end_line": symbol.end_line}
 
 
-def _map_line(path: Path, root: Path) -> str:
-    shown = os.path.relpath(path, root)
+def _map_line(path: Path, root: Path, probes: list[int]) -> str:
+    shown = printable(os.path.relpath(path, root))
     try:
-        symbols, _ = file_symbols(path)
+        symbols, _ = file_symbols(path, probes=probes)
     except ToolError as exc:
         return f"{shown}: ({exc.metadata.get('error', 'unreadable')})"
+    except _DeepNotParsed:
+        return f"{shown}: (deeply nested: outline it alone)"
     if not symbols:
         return f"{shown}: -"
     listed = [f"{s.kind} {s.path} ({s.start_line})" for s in symbols[:MAX_MAP_SYMBOLS_PER_FILE]]

@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...diff import span_diff_metadata
-from ...diff.patch import BEGIN, FUZZ_THRESHOLD, FileOp, apply_chunks, parse_patch
+from ...diff.patch import BEGIN, FUZZ_THRESHOLD, FileOp, PatchError, apply_chunks, parse_patch
 from ...diff.unified import looks_unified, parse_unified
-from ...errors import ToolError
-from ...fsutil.commit import Change, modifiable_error
-from ...fsutil.textio import TextFile, new_text_file, normalize_eol
-from ...textmatch.rebase import commutes
+from ...fsutil.textio import TextFile, new_text_file
+from ..change.pipeline import Applied, ChangeRequest, Planned, Target, change_files
+from ..change.snapshot import Snapshot
+from ..change.worker import Check
 from .context import FileServices
 from .contract import Tool, ToolResponse
-from .file import Loaded, gate_change, guard_notebooks, load_for_edit, plan_ask_commit, with_notes, write_settled
 from .params import param
 
 DESCRIPTION = f"""Applies a patch to one or more files, all or nothing: the apply_patch format below, or a
@@ -54,9 +51,12 @@ Format:
   `\\ No newline at end of file`. Hunks are placed near their line numbers with the same fuzz.
   Hunks without numbers (`@@ ... @@` or `@@ @@`, also inside ```diff fences) are placed by their
   context alone: it must match exactly one place in the file (else the candidate lines are listed).
-- Files to update, delete or move must have been read with view and unchanged since. Add File
-  refuses to overwrite an existing file (use Update for that). Delete and Move act on a symlink
-  itself, not on its target.
+- A file to update needs no earlier view when every chunk has context or removed lines and they
+  all match the file exactly (the patch itself shows it was made from the file); otherwise —
+  fuzz, chunks that only add lines, deletes, moves without chunks — read it with view first. A
+  file read earlier must be unchanged since (or re-anchor, below). Add File refuses to overwrite
+  an existing file (use Update for that). Delete and Move act on a symlink itself, not on its
+  target.
 - Every file is checked before anything is written; if any part fails, no file changes. That
   includes the syntax gate: a file that parsed cleanly and would not after the patch is refused.
 - A file changed since you read it still takes its chunks when their lines were left untouched
@@ -71,25 +71,6 @@ class PatchParams:
     )
 
 
-@dataclass
-class _Planned:
-    op: FileOp
-    path: Path
-    target: Path  # where the new content goes (the move destination, if any)
-    old: TextFile | None
-    new: TextFile | None
-    fuzz: list[int]
-    #: The relaxed matching passes any chunk needed.
-    passes: list[str]
-    changes: list[Change]
-    #: The syntax gate's warning for this file ("" when it has none).
-    warning: str = ""
-    #: The file had changed since the read; the chunks were re-anchored on its current content.
-    reanchored: bool = False
-    #: The chunks' replacements in ``old``'s LF text (the diff is built from them).
-    spans: list[tuple[int, int, str]] | None = None
-
-
 class PatchTool(Tool):
     name = "patch"
     title = "Apply a patch to files"
@@ -98,153 +79,70 @@ class PatchTool(Tool):
 
     async def run(self, params: PatchParams, ctx: FileServices) -> ToolResponse:
         ops = _parse(params.patch_text, ctx)
-        paths = self._paths(ops, ctx)
+        targets = [_target(op, ctx) for op in ops]
+        _check_distinct(targets)
+        # Each path alone is checked as the pipeline plans it; together, they must not assemble a
+        # git directory from files no one of which would be refused (fsutil/paths.py).
+        ctx.check_writable_together([p for t in targets for p in (t.path, t.move_to) if p is not None])
 
-        def prepare(check: Callable[[], None]) -> tuple[list[_Planned], list[dict[str, Any]]]:
-            planned = []
-            for op in ops:
-                check()
-                planned.append(self._plan(op, ctx))
-            guard_notebooks([c for p in planned for c in p.changes])
-            for plan in planned:  # the gate judges each file's final state, before anything is written
-                if plan.new is not None and (plan.old is None or plan.new.text != plan.old.text):
-                    before = plan.old.text if plan.old is not None else None
-                    plan.warning = gate_change(ctx, plan.target, before, plan.new.text, self.name)
-            return planned, self._describe(planned, ctx, check)
-
-        async def ask(prepared: tuple[list[_Planned], list[dict[str, Any]]]) -> None:
-            await ctx.require_permission(
-                self.name, "write", ", ".join(ctx.display(p) for p in paths), "apply a patch",
-                {"files": prepared[1]},
-            )  # fmt: skip
-
-        def changes(prepared: tuple[list[_Planned], list[dict[str, Any]]]) -> list[Change]:
-            return [c for p in prepared[0] for c in p.changes]
-
-        def gone(prepared: tuple[list[_Planned], list[dict[str, Any]]]) -> list[Path]:
-            return [p.path for p in prepared[0] if p.op.kind == "delete" or p.target != p.path]
-
-        async with ctx.locks.hold(paths):
-            settled = write_settled(ctx, self.name, ", ".join(ctx.display(p) for p in paths))
-            (planned, files_meta), notes = await plan_ask_commit(
-                ctx, prepare, ask, changes, forget=gone, settled=settled
+        def report(applied: Applied) -> tuple[str, dict[str, Any]]:
+            files_meta = [planned.meta for planned in applied.planned]
+            additions = sum(meta["additions"] for meta in files_meta)
+            removals = sum(meta["removals"] for meta in files_meta)
+            text = (
+                f"Patch applied: {len(files_meta)} file{'s' if len(files_meta) != 1 else ''} changed, "
+                f"{additions} additions, {removals} removals"
             )
-        additions = sum(m["additions"] for m in files_meta)
-        removals = sum(m["removals"] for m in files_meta)
-        text = (
-            f"Patch applied: {len(files_meta)} file{'s' if len(files_meta) != 1 else ''} changed, "
-            f"{additions} additions, {removals} removals"
-        )
-        for meta in files_meta:
-            fuzz = max(meta["fuzz"], default=0)
-            note = f" (fuzz {fuzz}: context matched with {meta['passes']}; check the result)" if fuzz else ""
-            if meta.get("reanchored"):
-                note += " (the file had changed since you read it; the changed lines were untouched, so the patch "
-                note += "applied to its current content)"
-            text += f"\n  {meta['operation']}: {meta['path']}{note}"
-        for plan in planned:
-            if plan.warning:
-                text += f"\n{ctx.display(plan.target)}: {plan.warning.lstrip()}"
-        metadata: dict[str, Any] = {"files": files_meta, "additions": additions, "removals": removals}
-        text = with_notes(text, notes, metadata)
-        diagnostics = await ctx.diagnostics_after_change([p.target for p in planned if p.new is not None])
-        if diagnostics:
-            text += "\n\n" + diagnostics
-        return ToolResponse(text, metadata=metadata)
+            for meta in files_meta:
+                fuzz = max(meta["fuzz"], default=0)
+                note = f" (fuzz {fuzz}: context matched with {meta['passes']}; check the result)" if fuzz else ""
+                if meta.get("reanchored"):
+                    note += " (the file had changed since you read it; the changed lines were untouched, so the "
+                    note += "patch applied to its current content)"
+                text += f"\n  {meta['operation']}: {meta['path']}{note}"
+            return text, {"files": files_meta, "additions": additions, "removals": removals}
 
-    @staticmethod
-    def _paths(ops: list[FileOp], ctx: FileServices) -> list[Path]:
-        seen: list[Path] = []
-        for op in ops:
-            for raw in (op.path, op.move_to):
-                if raw is None:
-                    continue
-                path = ctx.resolve(raw)
-                if path in seen:
-                    raise ToolError(f"{path} appears more than once in the patch; combine its changes.")
-                seen.append(path)
-        return seen
+        request = ChangeRequest(self.name, targets, lambda _planned: "apply a patch")
+        return await change_files(ctx, request, report)
 
-    @staticmethod
-    def _plan(op: FileOp, ctx: FileServices) -> _Planned:
-        path = ctx.resolve(op.path)
-        if op.kind == "add":
-            target = ctx.check_writable(path)
-            if os.path.lexists(path):
-                raise ToolError(f"Add File {path}: the file already exists. Use Update File to change it.")
-            content = "".join(line + "\n" for line in op.add_lines)
-            new = new_text_file(content if op.add_final_newline else content[:-1])
-            return _Planned(op, path, path, None, new, [], [], [Change("write", target, new.encode())])
-        # Delete and Move act on the entry itself: a symlink is removed or renamed, not its target.
-        entry = ctx.check_writable(path, follow=op.kind == "update" and op.move_to is None)
-        current, base = load_for_edit(ctx, path, writable=False)
-        data, old = current.data, current.text
-        if base is not None and (op.kind == "delete" or op.move_to is not None):
-            raise ctx.files.changed_error(path, current.st)  # only content changes re-anchor
-        if op.kind == "delete":
-            return _Planned(op, path, path, old, None, [], [], [Change("delete", entry, expect=data)])
-        try:
-            replacements, applied = apply_chunks(old.text, op.chunks, str(path))
-        except ToolError:
-            if base is not None:  # the context is gone: the change since the read is why
-                raise ctx.files.changed_error(path, current.st) from None
-            raise
+
+def _target(op: FileOp, ctx: FileServices) -> Target:
+    """What a file operation of the patch changes, and how it is planned on the file."""
+    path = ctx.resolve(op.path)
+    facts: dict[str, Any] = {"operation": op.kind if op.move_to is None else "move", "fuzz": [], "passes": "exact"}
+    if op.kind == "add":
+        content = "".join(line + "\n" for line in op.add_lines)
+        new = new_text_file(content if op.add_final_newline else content[:-1])
+        exists = f"Add File {path}: the file already exists. Use Update File to change it."
+        return Target(path, lambda _s, _c: Planned(new=new, meta=facts), expect="absent", read="none", exists=exists)
+    if op.kind == "delete":  # the entry itself: a symlink is removed, not its target
+        return Target(path, lambda _s, _c: Planned(delete=True, meta=facts), follow=False)
+
+    def plan(snapshot: Snapshot, _check: Check) -> Planned:
+        old = snapshot.text
+        replacements, applied = apply_chunks(old.text, op.chunks, str(path))
         new = TextFile(raw=old.splice(replacements), encoding=old.encoding, bom=old.bom, eol=old.eol)
-        if base is not None:
-            _check_reanchored(ctx, op, path, base, current, new)
         passes = sorted({a.pass_name for a in applied if a.fuzz})
-        fuzz = [a.fuzz for a in applied]
-        new_data = new.encode()
-        if new_data != data and (error := modifiable_error(path, current.st)) is not None:
-            raise error
-        if op.move_to is None:
-            changes = [current.change(new_data, entry)]
-            return _Planned(
-                op, path, path, old, new, fuzz, passes, changes, reanchored=base is not None, spans=replacements
-            )
-        target = ctx.resolve(op.move_to)
-        destination = ctx.check_writable(target, follow=False)
-        if os.path.lexists(target):
-            raise ToolError(f"Move to {target}: the file already exists.")
-        changed = new_data != data
-        if path.is_symlink():  # the link moves; its target's content changes in place
-            changes = [current.change(new_data, ctx.check_writable(path))] if changed else []
-            changes.append(Change("move", destination, expect=data, source=entry))
-        else:
-            changes = [Change("move", destination, new_data if changed else None, data, source=entry)]
-        return _Planned(op, path, target, old, new, fuzz, passes, changes)
+        meta = {**facts, "fuzz": [a.fuzz for a in applied], "passes": ", ".join(passes) or "exact"}
+        # Context and removed lines that all match exactly show the patch was made from the file.
+        proves = bool(op.chunks) and all(c.old_lines for c in op.chunks) and not any(a.fuzz for a in applied)
+        return Planned(new=new, spans=replacements, proves_read=proves, meta=meta)
 
-    @staticmethod
-    def _describe(planned: list[_Planned], ctx: FileServices, check: Callable[[], None]) -> list[dict[str, Any]]:
-        meta: list[dict[str, Any]] = []
-        for plan in planned:
-            display = ctx.display(plan.target)
-            entry: dict[str, Any] = {
-                "path": display,
-                "operation": plan.op.kind if plan.target == plan.path else "move",
-                "fuzz": plan.fuzz,
-                "passes": ", ".join(plan.passes) or "exact",
-            }
-            if plan.target != plan.path:
-                entry["moved_from"] = ctx.display(plan.path)
-            if plan.reanchored:
-                entry["reanchored"] = True
-            old_text, new_text = plan.old.text if plan.old else "", plan.new.text if plan.new else ""
-            entry.update(span_diff_metadata(old_text, new_text, plan.spans, display, cancel=check))
-            meta.append(entry)
-        return meta
+    # Only content changes re-anchor; a move acts on the entry itself (a symlink moves as one).
+    moving = op.move_to is not None
+    move_to = ctx.resolve(op.move_to) if op.move_to is not None else None
+    return Target(path, plan, read="evidence", reanchor=not moving, follow=not moving, move_to=move_to)
 
 
-def _check_reanchored(ctx: FileServices, op: FileOp, path: Path, base: Loaded, current: Loaded, new: TextFile) -> None:
-    """A file changed since the read takes the chunks only if, planned on the content as read,
-    they change the same lines the same way and the outside change left those lines alone."""
-    try:
-        planned, _ = apply_chunks(base.text.text, op.chunks, str(path))
-        planned_text = base.text.splice(planned)
-    except (ToolError, ValueError):
-        planned_text = None
-    if planned_text is None or not commutes(base.text.text, normalize_eol(planned_text), current.text.text, new.text):
-        raise ctx.files.changed_error(path, current.st)
+def _check_distinct(targets: list[Target]) -> None:
+    seen: set[Path] = set()
+    for target in targets:
+        for path in (target.path, target.move_to):
+            if path is None:
+                continue
+            if path in seen:
+                raise PatchError(f"{path} appears more than once in the patch; combine its changes.")
+            seen.add(path)
 
 
 def _parse(text: str, ctx: FileServices) -> list[FileOp]:

@@ -1,4 +1,4 @@
-"""read_many: several files (by path or glob) in one call, each rendered by view, bounded in total."""
+"""read_many: several files (by path or glob) in one call, each shown as view shows it, bounded in total."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from typing import Any
 
 from ...errors import Denied, ToolCancelled, ToolError
 from ...fsutil.paths import real_path, within_any
+from ...fsutil.printable import printable
 from ...permission import Decision, PermissionRequest, PermissionService
-from ...ripgrep import AUTO_IGNORED, FileQuery, display, find_rg, list_files
+from ...ripgrep import AUTO_IGNORED, FileQuery, find_rg, list_files
 from ...ripgrep.fallback import glob_to_regex
-from . import view
+from ..pages import DEFAULT_LIMIT, IMAGE_TYPES, show_file
 from .context import PathServices
 from .contract import ImageAttachment, Tool, ToolResponse
 from .params import param
@@ -28,7 +29,7 @@ MIN_FILE_BYTES = 1024
 #: Room kept out of the output cap for the summary and the skipped/left-out notes.
 FRAME_BYTES = 2048
 #: Shown only when named explicitly, never through a glob (large, and rarely what a glob meant).
-NAMED_ONLY_SUFFIXES = frozenset({*view.IMAGE_TYPES, ".pdf"})
+NAMED_ONLY_SUFFIXES = frozenset({*IMAGE_TYPES, ".pdf"})
 GLOB_CHARS = frozenset("*?[{")
 #: Names listed per note (skipped, left out); the rest are counted.
 MAX_NAMED = 20
@@ -43,7 +44,7 @@ like view (`     1|text`).
 - Globs and directories respect .gitignore and skip noise (.git, node_modules, __pycache__,
   build, dist, .venv, ...); binary files are skipped and named; images and PDFs are shown only
   when named explicitly. Name an ignored file explicitly to read it.
-- `limit_per_file`: lines per file (default {view.DEFAULT_LIMIT}). The whole output is capped like view's
+- `limit_per_file`: lines per file (default {DEFAULT_LIMIT}). The whole output is capped like view's
   (50 KiB by default) and shared fairly between files; a file that is cut says which offset to
   pass to view for the rest, and files left out for space are named — read them with view.
 - Every file shown counts as read, so edit, multiedit, write or patch may follow directly.
@@ -58,7 +59,7 @@ class ReadManyParams:
     paths: list[str] = param(
         'Files, directories or globs (e.g. "src/**/*.py"), absolute or relative to the workspace root', minItems=1
     )
-    limit_per_file: int | None = param(f"Lines shown per file at most (default {view.DEFAULT_LIMIT})", None, minimum=1)
+    limit_per_file: int | None = param(f"Lines shown per file at most (default {DEFAULT_LIMIT})", None, minimum=1)
 
 
 class _ApprovedReads(PermissionService):
@@ -110,7 +111,7 @@ class ReadManyTool(Tool):
         left_over = plan.files[MAX_FILES:]
         files = plan.files[:MAX_FILES]
         view_ctx = ctx.variant(lsp=False, permissions=_ApprovedReads(ctx.permissions, plan.approved))
-        limit = params.limit_per_file or view.DEFAULT_LIMIT
+        limit = params.limit_per_file or DEFAULT_LIMIT
         budget = ctx.config.max_output_bytes - FRAME_BYTES
         sections: list[str] = []
         images: list[ImageAttachment] = []
@@ -168,7 +169,7 @@ class ReadManyTool(Tool):
             plan.skipped.append((entry, "no files match (globs leave out .gitignored files and noise such as build/)"))
         for path in found:
             if path.suffix.lower() in NAMED_ONLY_SUFFIXES:
-                plan.skipped.append((display(str(path)), "an image or PDF: name it explicitly to read it"))
+                plan.skipped.append((printable(str(path)), "an image or PDF: name it explicitly to read it"))
             else:
                 plan.add(path)
 
@@ -210,16 +211,16 @@ async def _expand(base: Path, pattern: str, ctx: PathServices) -> list[Path]:
 async def _read_one(
     path: Path, limit: int, share: int, ctx: PathServices, plan: _Plan
 ) -> tuple[str, ToolResponse] | None:
-    """One file through view (its rendering, read record and refusals), under its header."""
+    """One file as view shows it (its rendering, read record and refusals), under its header."""
     config = dataclasses.replace(ctx.config, max_output_bytes=share)
     try:
-        response = await view.TOOL.run(view.ViewParams(str(path), 0, limit), ctx.variant(config=config))
+        response = await show_file(ctx.variant(config=config), str(path), 0, limit)
     except ToolCancelled:
         raise
     except ToolError as exc:
-        plan.skipped.append((display(str(path)), exc.message.split("\n", 1)[0]))
+        plan.skipped.append((printable(str(path)), exc.message.split("\n", 1)[0]))
         return None
-    return f"==> {display(str(path))} ({_describe(response)}) <==\n{response.content}", response
+    return f"==> {printable(str(path))} ({_describe(response)}) <==\n{response.content}", response
 
 
 def _describe(response: ToolResponse) -> str:
@@ -252,10 +253,10 @@ def _notes(skipped: list[tuple[str, str]], not_shown: list[Path], left_over: lis
     if skipped:
         out.append("Skipped:\n" + _bulleted([f"{what}: {why}" for what, why in skipped]))
     if not_shown:
-        names = _bulleted([display(str(p)) for p in not_shown])
+        names = _bulleted([printable(str(p)) for p in not_shown])
         out.append(f"Left out, the output cap was reached (read them with view, or call read_many again):\n{names}")
     if left_over:
-        first = display(str(left_over[0]))
+        first = printable(str(left_over[0]))
         out.append(
             f"{len(left_over)} more files matched past the {MAX_FILES}-file limit (first: {first}); "
             "narrow the globs or call again with the rest."

@@ -6,13 +6,14 @@ from dataclasses import dataclass
 
 from ...errors import ToolError
 from ...fsutil.paths import quote_input
-from ...ripgrep import FileQuery, display, find_rg, list_files
+from ...fsutil.printable import printable
+from ...ripgrep import FileQuery, find_rg, list_files
 from ...skills import SKILL_FILE, discover
 from .context import CallServices
 from .contract import Tool, ToolResponse
 from .params import param
 
-#: Other files of the skill listed with its instructions (seed 2.17).
+#: Other files of the skill listed with its instructions.
 MAX_SAMPLE_FILES = 20
 
 DESCRIPTION = """Loads a skill: a directory of instructions (SKILL.md) and supporting files for a specific task.
@@ -72,7 +73,7 @@ class SkillTool(Tool):
         if others:
             shown = others[:MAX_SAMPLE_FILES]
             lines += ["", "Other files in this skill (relative to the base directory):"]
-            lines += [f"  {display(p)}" for p in shown]
+            lines += [f"  {printable(p)}" for p in shown]
             if len(others) > len(shown) or result.stopped_early:
                 lines.append("  ... (more files; use glob on the base directory)")
         lines.append("</skill>")

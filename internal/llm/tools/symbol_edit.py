@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ...cancel import in_thread
-from ...diff import diff_metadata
-from ...errors import ToolError
-from ...fsutil.commit import Change
-from ...fsutil.textio import TextFile, normalize_eol
+from ...errors import InvalidParams, NoChange, ToolError
+from ...fsutil.textio import normalize_eol
 from ...syntax import parse
-from ...syntax.outline import SYMBOL_KINDS, Symbol, flatten, outline
+from ...syntax.languages import OUTLINED_LANGUAGES
+from ...syntax.outline import MAX_SYMBOL_DEPTH, SYMBOL_KINDS, Symbol, flatten, outline
+from ..change.pipeline import Applied, ChangeRequest, Planned, Target, change_files
+from ..change.snapshot import Snapshot
+from ..change.worker import Check
 from .context import FileServices
 from .contract import Tool, ToolResponse
-from .file import Loaded, commit_changes, diagnostics_text, gate_change, load_for_change, with_notes
-from .outline import OUTLINED_LANGUAGES
 from .params import param
 
 #: Candidates listed when the symbol is ambiguous or not found.
@@ -59,43 +57,43 @@ class SymbolEditTool(Tool):
 
     async def run(self, params: SymbolEditParams, ctx: FileServices) -> ToolResponse:
         if params.action != "delete" and not params.new_string.strip():
-            raise ToolError(
+            raise InvalidParams(
                 f"new_string is empty: give the text to {params.action.replace('_', ' ')} (or use action delete)."
             )
         path = ctx.resolve(params.file_path)
-        target = ctx.check_writable(path)
-        display = ctx.display(path)
 
-        def prepare(check: Callable[[], None]) -> tuple[Loaded, TextFile, Symbol, str, dict[str, Any]]:
-            old = load_for_change(ctx, target)
-            symbol = find_symbol(ctx, path, old.text.text, params.symbol)
-            start, end, text = span_change(old.text.text, symbol, params.action, normalize_eol(params.new_string))
-            new = dataclasses.replace(old.text, raw=old.text.splice([(start, end, text)], check))
-            if new.text == old.text.text:
-                raise ToolError("The change leaves the file as it is: new_string equals the symbol's text.")
-            warning = gate_change(ctx, path, old.text.text, new.text, self.name)
-            return old, new, symbol, warning, diff_metadata(old.text.text, new.text, display, cancel=check)
+        def plan(snapshot: Snapshot, check: Check) -> Planned:
+            old = snapshot.text
+            symbol = find_symbol(ctx, path, old.text, params.symbol)
+            start, end, text = span_change(old.text, symbol, params.action, normalize_eol(params.new_string))
+            new = dataclasses.replace(old, raw=old.splice([(start, end, text)], check))
+            if new.text == old.text:
+                raise NoChange("The change leaves the file as it is: new_string equals the symbol's text.")
+            return Planned(new=new, value=symbol)
 
-        async with ctx.locks.hold([target]):
-            old, new, symbol, warning, metadata = await in_thread(prepare, ctx.cancel)
-            await ctx.require_permission(
-                self.name, "write", str(path), f"{params.action} {symbol.path} in {display}", {"diff": metadata["diff"]}
+        def describe(planned: list[Planned]) -> str:
+            return f"{params.action} {planned[0].value.path} in {ctx.display(path)}"
+
+        def report(applied: Applied) -> tuple[str, dict[str, Any]]:
+            planned = applied.planned[0]
+            symbol: Symbol = planned.value
+            metadata = {key: planned.meta[key] for key in ("diff", "additions", "removals")}
+            metadata.update(
+                file_path=str(path), symbol=symbol.path, kind=symbol.kind, action=params.action,
+                start_line=symbol.start_line, end_line=symbol.end_line,
+            )  # fmt: skip
+            done = {
+                "replace": "Replaced", "insert_before": "Inserted before", "insert_after": "Inserted after",
+                "delete": "Deleted",
+            }[params.action]  # fmt: skip
+            text = (
+                f"<result>\n{done} {symbol.kind} {symbol.path} (lines {symbol.start_line}-{symbol.end_line} before "
+                f"the change) in {path}.\n</result>"
             )
-            notes = await commit_changes(ctx, [Change("write", target, new.encode(), old.data)])
-        metadata.update(
-            file_path=str(path), symbol=symbol.path, kind=symbol.kind, action=params.action,
-            start_line=symbol.start_line, end_line=symbol.end_line,
-        )  # fmt: skip
-        done = {
-            "replace": "Replaced", "insert_before": "Inserted before", "insert_after": "Inserted after",
-            "delete": "Deleted",
-        }[params.action]  # fmt: skip
-        text = (
-            f"<result>\n{done} {symbol.kind} {symbol.path} (lines {symbol.start_line}-{symbol.end_line} before the "
-            f"change) in {path}.{warning}\n</result>"
-        )
-        text = with_notes(text, notes, metadata)
-        return ToolResponse(text + await diagnostics_text(ctx, path), metadata=metadata)
+            return text, metadata
+
+        request = ChangeRequest(self.name, [Target(path, plan)], describe)
+        return await change_files(ctx, request, report)
 
 
 def find_symbol(ctx: FileServices, path: Path, text: str, wanted: str) -> Symbol:
@@ -126,7 +124,12 @@ def find_symbol(ctx: FileServices, path: Path, text: str, wanted: str) -> Symbol
         if len(symbols) > MAX_CANDIDATES_LISTED
         else ""
     )
-    raise ToolError(f"No symbol {wanted!r} in {path}. Its symbols: {known}{more}.", {"error": "symbol_not_found"})
+    deep = (
+        f" Symbols nested deeper than {MAX_SYMBOL_DEPTH} levels are not addressed by name: use edit for those."
+        if any(s.members_cut for s in symbols)
+        else ""
+    )
+    raise ToolError(f"No symbol {wanted!r} in {path}. Its symbols: {known}{more}.{deep}", {"error": "symbol_not_found"})
 
 
 def _in_chars(symbol: Symbol, source: bytes) -> Symbol:
