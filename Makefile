@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 HYPOTHESIS_PROFILE ?= ci
 export HYPOTHESIS_PROFILE
 
-.PHONY: run test test-under-load lint typecheck unit bench bench-peers-deps clean system-deps lsp-servers
+.PHONY: run test test-under-load lint typecheck unit bench bench-peers-deps clean system-deps lsp-servers conformance
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -61,7 +61,33 @@ $(LSP_DIR)/.installed:
 
 lsp-servers: $(LSP_DIR)/.installed
 
-unit: $(STAMP) system-deps lsp-servers
+# The products whose tool shapes the profiles offer, pinned (docs/profiles.md), for
+# tests/test_conformance.py: Claude Code's tool declarations (sdk-tools.d.ts) and Gemini CLI's
+# (run with node, with the three modules they import, at the versions gemini-cli-core pins).
+# `npm pack` fetches each package alone: installing them would pull in a 400 MB native binary and
+# a large dependency tree the tests do not need. Without npm the test says what is missing
+# (and fails under CI=true).
+CONFORMANCE_DIR := .conformance
+CLAUDE_SDK := @anthropic-ai/claude-agent-sdk@0.3.332
+GEMINI_CORE := @google/gemini-cli-core@0.61.0
+GEMINI_CORE_DEPS := zod@3.25.76 zod-to-json-schema@3.25.1 @google/genai@1.30.0
+$(CONFORMANCE_DIR)/.installed: Makefile
+	@if command -v npm >/dev/null 2>&1; then \
+	  rm -rf $(CONFORMANCE_DIR) && mkdir -p $(CONFORMANCE_DIR)/packs \
+	  && (cd $(CONFORMANCE_DIR)/packs && npm pack --silent $(CLAUDE_SDK) $(GEMINI_CORE) >/dev/null) \
+	  && npm install --silent --no-audit --no-fund --ignore-scripts --omit=optional --no-package-lock \
+	       --prefix $(CONFORMANCE_DIR) $(GEMINI_CORE_DEPS) \
+	  && for pack in $(CONFORMANCE_DIR)/packs/*.tgz; do \
+	       name=$$(tar -xzOf $$pack package/package.json | python3 -c 'import json,sys; print(json.load(sys.stdin)["name"])') \
+	       && mkdir -p $(CONFORMANCE_DIR)/node_modules/$$name \
+	       && tar -xzf $$pack -C $(CONFORMANCE_DIR)/node_modules/$$name --strip-components=1 || exit 1; \
+	     done \
+	  && touch $@; \
+	else echo "note: npm not found; the profile conformance tests cannot read the products' declarations"; fi
+
+conformance: $(CONFORMANCE_DIR)/.installed
+
+unit: $(STAMP) system-deps lsp-servers conformance
 	@$(PY) -m pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: the suite is misconfigured"; fi; \
 	exit $$rc
@@ -85,4 +111,4 @@ $(PEERS_DIR)/.installed:
 bench-peers-deps: $(PEERS_DIR)/.installed
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .typecheck $(LSP_DIR) .bench
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .typecheck $(LSP_DIR) .bench $(CONFORMANCE_DIR)

@@ -200,7 +200,9 @@ class ChangeLog:
                 return lines, index
         known = [line["checkpoint"] for line in lines if "checkpoint" in line]
         listing = ", ".join(known[-5:]) or "none yet"
-        raise ToolError(f"Unknown checkpoint {checkpoint_id!r} for this session (its latest: {listing}).")
+        raise ToolError(
+            f"Unknown checkpoint {checkpoint_id!r} for this session (its latest: {listing}).", code="unknown_checkpoint"
+        )
 
     def changes(self, since: str) -> list[FileChange]:
         lines, index = self._since(since)

@@ -323,9 +323,14 @@ def _describe_tools(args: Arguments, cwd: Path, config: Any, stdout: TextIO) -> 
         for info in tools:
             stdout.write(f"{info.name:<12} {first_sentence(info.description)}\n")
     elif args.format:
-        from .llm.providers import declarations
+        from .llm.providers import DeclarationError, declarations
 
-        stdout.write(json.dumps(declarations(args.format, tools), indent=2, ensure_ascii=False) + "\n")
+        try:
+            declared = declarations(args.format, tools)
+        except DeclarationError as exc:  # never print what the provider would refuse
+            sys.stderr.write(f"toolsmith: {exc}\n")
+            return EXIT_TOOL_ERROR
+        stdout.write(json.dumps(declared, indent=2, ensure_ascii=False) + "\n")
     else:
         described = [{"name": i.name, "description": i.description, "parameters": i.parameters} for i in tools]
         shown: Any = described[0] if named is not None else described  # --schema TOOL: that tool alone

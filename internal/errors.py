@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
+from .vocabulary import tool_name
+
 #: A number longer than this is described by its length, not shown.
 MAX_SHOWN_NUMBER = 40
 
@@ -82,8 +84,10 @@ class NotFound(ToolError):
         self.similar = list(similar)
 
 
-#: What every edit-class tool says of a file this session has not read.
-MUST_READ = "You must read the file before editing it. Use the view tool first."
+def must_read() -> str:
+    """What every edit-class tool says of a file this session has not read (in the words of the
+    tools the model sees: vocabulary.py)."""
+    return f"You must read the file before editing it. Use the {tool_name('view')} tool first."
 
 
 class NotRead(ToolError):
@@ -92,7 +96,7 @@ class NotRead(ToolError):
     code = "not_read"
 
     def __init__(self, path: str) -> None:
-        super().__init__(f"{MUST_READ} ({path})", {"file_path": path})
+        super().__init__(f"{must_read()} ({path})", {"file_path": path})
         self.path = path
 
 
@@ -253,6 +257,24 @@ class TimedOut(ToolError):
         self.seconds = seconds
 
 
+class ToolNotOffered(ToolError):
+    """The tool exists but the session's policy does not offer it (a read-only session)."""
+
+    code = "tool_not_offered"
+
+
+class MissingDependency(ToolError):
+    """A package the call needs is not installed in this Python."""
+
+    code = "missing_dependency"
+
+
+class InternalError(ToolError):
+    """A bug: an exception no mechanism turned into an outcome (logged with its traceback)."""
+
+    code = "internal_error"
+
+
 class LspUnavailable(ToolError):
     """No language server can answer for the file: servers are off, none is configured or
     installed for its type, or the session's diagnostics source offers no navigation."""
@@ -280,8 +302,33 @@ class ParseFailed(ToolError):
     def __init__(self, path: str, reason: str) -> None:
         super().__init__(
             f"{path} could not be parsed: {reason}. It nests deeply, so it was parsed in a separate process "
-            "first, which spared this one. Use view and grep to read it, and edit to change it.",
+            f"first, which spared this one. Use {tool_name('view')} and {tool_name('grep')} to read it, and "
+            f"{tool_name('edit')} to change it.",
             {"file_path": path, "reason": reason},
         )
         self.path = path
         self.reason = reason
+
+
+class CannotAsk(ToolError):
+    """The question tool has no way to reach the user here (the host offers none, an MCP client
+    without elicitation, or the host's way failed): decide and say so, never wait."""
+
+    code = "cannot_ask"
+
+
+class NoAnswer(ToolError):
+    """The user did not answer the question within its time limit."""
+
+    code = "no_answer"
+
+
+class InputRequired(ToolError):
+    """Over MCP's 2026-07-28 protocol a server asks the user by answering the call with its
+    questions (``metadata["input_requests"]``); the client asks, then calls again with the
+    answers. The MCP server turns this outcome into that answer: no model ever reads it."""
+
+    code = "input_required"
+
+    def __init__(self, input_requests: dict[str, Any]) -> None:
+        super().__init__("The call waits for the user's answers.", {"input_requests": input_requests})

@@ -23,15 +23,16 @@ from typing import TYPE_CHECKING, Any
 
 from .cancel import CancelToken
 from .config import Config
+from .errors import ToolCancelled, ToolNotOffered
 from .event_loop import off_loop
 from .file_tracker import FileTracker
 from .fsutil.locks import PathLocks
-from .llm.tools.context import ToolContext
+from .llm.tools.context import ToolContext, WebPrompt
 from .llm.tools.contract import DiagnosticsSource, Progress, ToolInfo, ToolResponse
 from .llm.tools.registry import ToolRegistry
-from .llm.tools.runner import run_tool
+from .llm.tools.runner import error_response, run_tool
 from .logs import logger
-from .permission import Asker, PermissionService, ToolPolicy, allow_all, refusing_writes
+from .permission import Asker, PermissionService, ToolPolicy, UserAsker, allow_all, refusing_writes
 from .state import PRIVATE_FILE_MODE, check_session_id, read_state_file
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 
     from .audit import AuditLog
     from .checkpoints import ChangeLog, FileChange, RewindResult
+    from .plan import PlanItem
 
 log = logger("toolsmith")
 
@@ -66,6 +68,12 @@ class Session:
     - ``config``: the settings (config.py; ``Config.load`` reads the TOML files); defaults otherwise.
     - ``asker``: called for every permission request that no rule decides; ``allow_all`` by
       default (an embedder with a user in the loop passes its own).
+    - ``ask_user``: puts the question tool's questions to the user (a ``QuestionRequest`` in,
+      ``Answers`` out; see permission/). None: the host cannot ask, and the question tool says so
+      at once.
+    - ``web_prompt``: the host's model for the profile tools that run one on a fetched page
+      (claude's WebFetch, gemini's web_fetch): ``(prompt, url, page text) -> answer``. None: the
+      page itself comes back with the prompt restated.
     - ``progress``: called with ``(kind, data)`` while a call runs (output lines, diagnostics
       status); per-call ``progress`` in :meth:`run` overrides it.
     - ``lsp``: the diagnostics source; None starts the configured language servers on demand
@@ -76,7 +84,7 @@ class Session:
       the read-only ones and refuses writes).
     - ``audit``: an audit log shared with other sessions (the owner closes it); None writes one to
       ``config.audit_log`` when that is set.
-    - ``profile``: the tool shapes the model sees: ``default``, ``claude`` or ``codex``
+    - ``profile``: the tool shapes the model sees: ``default``, ``claude``, ``codex`` or ``gemini``
       (llm/profiles/); every profile runs the same engine tools.
     """
 
@@ -93,6 +101,8 @@ class Session:
         tool_policy: ToolPolicy | None = None,
         audit: AuditLog | None = None,
         profile: str = "default",
+        ask_user: UserAsker | None = None,
+        web_prompt: WebPrompt | None = None,
     ) -> None:
         from .llm.profiles import check_profile
 
@@ -107,10 +117,13 @@ class Session:
             session_id=check_session_id(session_id) if session_id is not None else os.urandom(16).hex(),
             config=config,
             # A read-only session refuses the writes of tools it offers (lsp's rename).
-            permissions=PermissionService(refusing_writes(asker) if tool_policy and tool_policy.read_only else asker),
+            permissions=PermissionService(
+                refusing_writes(asker) if tool_policy and tool_policy.read_only else asker, ask_user
+            ),
             lsp=lsp,
             locks=locks or PathLocks(),
             tools=ToolRegistry.for_workspace(root, config, profile),
+            web_prompt=web_prompt,
         )
         #: The tools this session offers and runs (all by default).
         self.tool_policy = tool_policy or ToolPolicy()
@@ -163,7 +176,8 @@ class Session:
             await self._call_starts()  # inside the try: a cancel while it waits still ends the call
             response = await self._run(tool, params, cancel, progress, lsp)
         except BaseException:
-            self._audit(audit, started, tool, params, ToolResponse("", is_error=True, metadata={"aborted": True}))
+            aborted = error_response(ToolCancelled("Tool call was aborted"), aborted=True)
+            self._audit(audit, started, tool, params, aborted)
             raise
         finally:
             self._call_ends()
@@ -293,6 +307,11 @@ class Session:
         await asyncio.to_thread(change_log.rewound, checkpoint_id, kept)
         return RewindResult(checkpoint_id, restored, conflicts)
 
+    def plan(self) -> tuple[PlanItem, ...]:
+        """The model's plan as it last sent it (the plan tool; empty until then). Each update is
+        also sent to the progress callback as kind ``"plan"``."""
+        return self.ctx.plan.items()
+
     def tools(self, policy: ToolPolicy | None = None) -> list[ToolInfo]:
         """What to declare to the model: the session's tools (built-in and custom) that
         ``policy`` (default: the session's own) offers."""
@@ -309,11 +328,7 @@ class Session:
         if why is None:
             return None
         offered = ", ".join(info.name for info in self.tools()) or "none"
-        return ToolResponse(
-            f"The {name} tool is not available: {why}. Available tools: {offered}.",
-            is_error=True,
-            metadata={"error": "tool_not_offered"},
-        )
+        return error_response(ToolNotOffered(f"The {name} tool is not available: {why}. Available tools: {offered}."))
 
     def available_skills_xml(self) -> str:
         """The ``<available_skills>`` block for the system prompt (see internal/skills.py)."""
@@ -376,6 +391,10 @@ class Session:
             self.ctx.shell = ShellState.from_json(data["shell"])
         if self.ctx.lsp is not None and "lsp" in data:
             self.ctx.lsp.load_json(data["lsp"])
+        if isinstance(data.get("plan"), dict):
+            from .plan import Plan
+
+            self.ctx.plan = Plan.from_json(data["plan"])
 
     def save_state(self) -> None:
         """Write the state file (0600: it holds the shell's exported environment). Without a
@@ -384,6 +403,8 @@ class Session:
         if not self.ctx.state.usable:
             return
         data: dict[str, Any] = {"files": self.ctx.files.to_json(), "shell": self.ctx.shell.to_json()}
+        if self.ctx.plan.items():
+            data["plan"] = self.ctx.plan.to_json()
         if self.ctx.lsp is not None:
             data["lsp"] = self.ctx.lsp.to_json()
         from .fsutil.atomic import atomic_write

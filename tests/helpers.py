@@ -68,3 +68,11 @@ def processes_with(needle: bytes, parent: int | None = None) -> list[int]:
         if needle in cmdline and fields[0] != b"Z" and (parent is None or int(fields[1]) == parent):
             found.append(int(entry))
     return found
+
+
+def user_config() -> Path:
+    """The user's own config file (under the tests' private XDG_CONFIG_HOME): where settings a
+    workspace's .toolsmith/config.toml may not make (a language server's command) go."""
+    path = Path(os.environ["XDG_CONFIG_HOME"]) / "toolsmith" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path

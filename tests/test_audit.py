@@ -119,8 +119,10 @@ def test_the_cli_flag_and_the_config_file(workspace: Path, tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     (record,) = lines(flag_log)
     assert record["tool"] == "bash" and record["exit_code"] == 3 and record["is_error"] is False
-    (workspace / ".toolsmith").mkdir()
-    (workspace / ".toolsmith" / "config.toml").write_text('[audit]\npath = "logs/audit.jsonl"\nredact_keys = ["pin"]\n')
+    # The user's own config names the log (a workspace's may not: it could append to any file).
+    user_config = Path(os.environ["XDG_CONFIG_HOME"]) / "toolsmith" / "config.toml"
+    user_config.parent.mkdir(parents=True, exist_ok=True)
+    user_config.write_text('[audit]\npath = "logs/audit.jsonl"\nredact_keys = ["pin"]\n')
     done = subprocess.run(
         [sys.executable, "-m", "cmd.tools", "--cwd", str(workspace), "ls", '{"path": ".", "pin": 1}'],
         cwd=ROOT, capture_output=True, text=True, timeout=60, env=env,

@@ -8,7 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
-from agent_toolsmith.config import CONFIG_KEYS, Config, ConfigError
+from agent_toolsmith.config import Config, ConfigError
+from agent_toolsmith.config_file import CONFIG_KEYS
 from agent_toolsmith.lsp.servers import configured_servers
 from agent_toolsmith.session import Session
 

@@ -1,4 +1,4 @@
-"""Profiles: the claude and codex tool shapes over the same engine."""
+"""Profiles: the claude, codex and gemini tool shapes over the same engine."""
 
 from __future__ import annotations
 
@@ -16,7 +16,14 @@ from agent_toolsmith.diff.patch import parse_patch
 from agent_toolsmith.llm.profiles import PROFILES, profile_tools
 from agent_toolsmith.llm.profiles.base import ProfileTool
 from agent_toolsmith.llm.profiles.codex import PATCH_GRAMMAR
-from agent_toolsmith.llm.providers import PROVIDERS, check_declaration, declarations, parse_tool_call, tool_result_for
+from agent_toolsmith.llm.providers import (
+    PROVIDERS,
+    DeclarationError,
+    check_declaration,
+    declarations,
+    parse_tool_call,
+    tool_result_for,
+)  # fmt: skip
 from agent_toolsmith.llm.tools.builtins import get_tool
 from agent_toolsmith.llm.tools.params import parse_params
 from agent_toolsmith.session import Session
@@ -27,10 +34,13 @@ from tests.property.test_providers import _as_strict_mode_sends, _values
 from tests.tools.test_patch import make_patch, texts
 
 ROOT = Path(__file__).resolve().parents[1]
-CLAUDE = ["Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "Bash", "BashOutput", "KillShell", "NotebookEdit",
-          "WebFetch", "LS"]  # fmt: skip
-CODEX = ["apply_patch", "exec_command", "write_stdin", "read_file", "list_dir", "grep_files"]
-ADAPTERS = [tool for name in ("claude", "codex") for tool in profile_tools(name).values()]
+CLAUDE = ["Read", "Write", "Edit", "Glob", "Grep", "NotebookEdit", "Bash", "TaskStop", "WebFetch", "TodoWrite",
+          "AskUserQuestion"]  # fmt: skip
+CODEX = ["apply_patch", "exec_command", "write_stdin", "shell", "shell_command", "read_file", "list_dir", "grep_files",
+         "update_plan", "request_user_input"]  # fmt: skip
+GEMINI = ["read_file", "write_file", "replace", "glob", "grep_search", "list_directory", "read_many_files",
+          "run_shell_command", "web_fetch", "write_todos", "ask_user"]  # fmt: skip
+ADAPTERS = [tool for name in ("claude", "codex", "gemini") for tool in profile_tools(name).values()]
 
 
 def session(workspace: Path, profile: str) -> Session:
@@ -49,11 +59,13 @@ def test_the_claude_profile_exports_its_tools_with_their_parameter_names() -> No
     by_name = {tool["name"]: tool for tool in exported}
     assert list(by_name) == CLAUDE
     grep = by_name["Grep"]["input_schema"]["properties"]
-    wanted = {"output_mode", "-i", "-n", "-A", "-B", "-C", "glob", "type", "multiline", "head_limit", "offset"}
+    wanted = {"output_mode", "-i", "-n", "-o", "-A", "-B", "-C", "context", "glob", "type", "multiline", "head_limit",
+              "offset"}  # fmt: skip
     assert wanted <= set(grep)
     assert grep["output_mode"]["enum"] == ["content", "files_with_matches", "count"]
     assert "run_in_background" in by_name["Bash"]["input_schema"]["properties"]
     assert by_name["Read"]["input_schema"]["properties"]["offset"]["minimum"] == 1
+    assert by_name["Grep"]["input_schema"]["properties"]["head_limit"]["minimum"] == 0  # 0: unlimited
 
 
 def test_the_codex_profile_exports_apply_patch_as_a_grammar_tool_for_openai() -> None:
@@ -71,14 +83,25 @@ def test_the_codex_profile_exports_apply_patch_as_a_grammar_tool_for_openai() ->
 def test_every_profile_exports_valid_declarations_for_every_provider(tmp_path: Path, profile: str) -> None:
     infos = session(tmp_path, profile).tools()
     for provider in PROVIDERS:
+        if (profile, provider) == ("claude", "gemini"):
+            # Gemini's parameter names must be identifiers (Grep's -i, -A, ...) and its objects
+            # need properties (AskUserQuestion's answers map): no declaration is printed, the
+            # export says why (test_an_export_its_own_check_rejects_is_an_error).
+            with pytest.raises(DeclarationError, match="property name '-i'"):
+                declarations(provider, infos)
+            continue
         for declared in declarations(provider, infos):
-            problems = check_declaration(provider, declared)
-            if (profile, provider) == ("claude", "gemini"):
-                # Gemini's parameter names must be identifiers: Grep's -i/-n/-A/-B/-C cannot be
-                # declared there (documented), and the check says exactly that.
-                assert all("property name '-" in problem for problem in problems), problems
-            else:
-                assert problems == [], (profile, provider, declared)
+            assert check_declaration(provider, declared) == [], (profile, provider, declared)
+    strict = declarations("anthropic", infos, strict=True)
+    assert all(check_declaration("anthropic", declared) == [] for declared in strict)
+    assert any(declared.get("strict") for declared in strict)
+
+
+def test_an_export_its_own_check_rejects_is_an_error() -> None:
+    done = subprocess.run([sys.executable, "-m", "cmd.tools", "--profile", "claude", "--schema", "--format", "gemini"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode != 0 and done.stdout == ""
+    assert "Grep" in done.stderr and "'-i'" in done.stderr and "gemini" in done.stderr
 
 
 def test_claude_read_offsets_are_one_based(workspace: Path) -> None:

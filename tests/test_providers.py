@@ -100,3 +100,25 @@ def test_invalid_json_arguments_reach_the_runner_as_text() -> None:
 def test_an_unknown_provider_names_the_known_ones() -> None:
     with pytest.raises(ValueError, match="anthropic, openai, openai-chat, gemini"):
         declarations("mistral", [SAMPLE_TOOL])
+
+
+def test_anthropic_strict_tool_use_on_request() -> None:
+    (plain,) = declarations("anthropic", [SAMPLE_TOOL])
+    (strict,) = declarations("anthropic", [SAMPLE_TOOL], strict=True)
+    assert "strict" not in plain and plain["input_schema"] == SAMPLE_TOOL.parameters
+    assert strict["strict"] is True and check_declaration("anthropic", strict) == []
+    schema = strict["input_schema"]
+    assert schema["required"] == ["path"]  # optional stays optional (unlike OpenAI's strict mode)
+    assert "minimum" not in schema["properties"]["limit"]
+    assert schema["properties"]["limit"]["description"] == 'Lines to read\n\n{minimum: 1, default: 100}'
+    assert schema["properties"]["mode"]["enum"] == ["text", "bytes"]
+
+
+def test_anthropic_strict_leaves_an_open_map_as_it_is() -> None:
+    mapped = ToolInfo("ask", "Asks.", {"type": "object", "properties": {
+        "answers": {"type": "object", "additionalProperties": {"type": "string"}}}, "additionalProperties": False},
+        read_only=True)  # fmt: skip
+    (declared,) = declarations("anthropic", [mapped], strict=True)
+    assert "strict" not in declared and declared["input_schema"] == mapped.parameters
+    broken = {"name": "x", "description": "", "input_schema": mapped.parameters, "strict": True}
+    assert check_declaration("anthropic", broken) == ["input_schema.answers: additionalProperties must be false"]

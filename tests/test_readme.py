@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_toolsmith.config import Config, read_config_file
+from agent_toolsmith.config import Config
+from agent_toolsmith.config_file import read_config_file
 from agent_toolsmith.llm.providers import declarations
 from agent_toolsmith.llm.tools.registry import ToolRegistry
 
@@ -181,6 +182,7 @@ def test_every_error_code_the_source_sets_is_documented() -> None:
         codes |= set(re.findall(r"""error=["']([a-z][a-z0-9_]*)["']""", text))
         codes |= set(re.findall(r"""["']error["']\s*:\s*["']([a-z][a-z0-9_]*)["']""", text))
         codes |= set(re.findall(r"""^\s+code = ["']([a-z][a-z0-9_]*)["']""", text, re.MULTILINE))  # errors.py
+        codes |= set(re.findall(r"""\bcode=["']([a-z][a-z0-9_]*)["']""", text))  # ToolError(..., code="x")
     documented = (ROOT / "docs" / "error-codes.md").read_text()
     missing = sorted(code for code in codes if f"`{code}`" not in documented)
     assert codes and not missing, f"add these codes to docs/error-codes.md: {missing}"

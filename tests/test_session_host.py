@@ -381,3 +381,23 @@ def test_a_stdin_batch_that_falls_back_to_in_process_runs_every_line(workspace: 
     assert done.returncode == 0, done.stdout + done.stderr
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     assert [a["id"] for a in answers] == [1, 2] and "hello" in answers[0]["content"] and answers[1]["content"] == "hi"
+
+
+def test_a_host_that_dies_during_the_call_is_reported_lost_and_not_run_again(workspace: Path) -> None:
+    token = f"t{uuid.uuid4().hex}"
+    assert cli(workspace, "ls", "{}").returncode == 0  # the host is up
+    host = host_pid()
+    call = subprocess.Popen(
+        [sys.executable, "-m", "cmd.tools", "--cwd", str(workspace), "--session", "s", "--json", "bash",
+         f'{{"command": "echo $$ > pid.txt; echo {token} >> ran.txt; exec sleep 300", "timeout": 600000}}'],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    # The CLI's own command line holds the token too: the file says the command ran in the host.
+    wait_until(lambda: (workspace / "ran.txt").exists(), "the call to start in the host")
+    os.kill(host, signal.SIGKILL)
+    out, _err = call.communicate(timeout=WAIT_S)
+    envelope = json.loads(out)
+    assert call.returncode == 1 and envelope["metadata"]["error"] == "session_host_lost", out
+    assert (workspace / "ran.txt").read_text().count(token) == 1  # not run a second time in-process
+    # A SIGKILLed host cannot stop what it started: the test does.
+    os.kill(int((workspace / "pid.txt").read_text()), signal.SIGKILL)

@@ -29,7 +29,7 @@ MAX_NOTEBOOK_DEPTH = 256
 
 
 def notebook_error(message: str, code: str) -> ToolError:
-    return ToolError(message, {"error": code})
+    return ToolError(message, code=code)
 
 
 def too_deep_error(path: Path) -> ToolError:

@@ -33,7 +33,7 @@ _RANGE = r"^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$"  # compiled on first use (re caches i
 
 
 def pdf_error(message: str, code: str) -> ToolError:
-    return ToolError(message, {"error": code})
+    return ToolError(message, code=code)
 
 
 def parse_pages(spec: str, count: int) -> list[int]:

@@ -217,7 +217,8 @@ def _lock(directory: AnchoredDir, check: Callable[[], None] | None) -> None:
         if time.monotonic() > deadline:
             raise ToolError(
                 f"Another writer has held {directory.path} for over {LOCK_TIMEOUT_S:.0f} s; nothing was written. "
-                "Try again."
+                "Try again.",
+                code="lock_timeout",
             )
         time.sleep(pause)
         pause = min(pause * 2, LOCK_POLL_MAX_S)

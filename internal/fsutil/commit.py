@@ -45,11 +45,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import ChangedSinceRead, ModifiedWhileSaving, NotWritable, ReadOnlyFile, ToolError
+from ..errors import ChangedSinceRead, FileExists, ModifiedWhileSaving, NotWritable, ReadOnlyFile, ToolError
 from .anchored import AnchoredDir, lock_dirs, open_dir
 from .fs import REAL, FileSystem, exists, overwrite, read_at, write_new
 from .journal import Journal, cleanup, recover, undo, workspace_key
-from .paths import not_regular_error, os_error_message
+from .paths import not_regular_error, os_error_code, os_error_message
 from .swap import Target, delete, swap_in, verified
 
 __all__ = ["Change", "Committed", "ModifiedWhileSaving", "commit", "modifiable_error", "recover", "workspace_key"]
@@ -151,7 +151,7 @@ def commit(
     except OSError as exc:
         where = Path(exc.filename) if isinstance(exc.filename, str) and os.path.isabs(exc.filename) else None
         target = where or next((c.path for c in changes), Path("."))
-        raise ToolError(f"{os_error_message(exc, target)} Nothing was changed.") from None
+        raise ToolError(f"{os_error_message(exc, target)} Nothing was changed.", code=os_error_code(exc)) from None
 
 
 def _commit(
@@ -238,19 +238,25 @@ def _recheck(step: _Step) -> None:
     if change.kind == "move":
         assert step.source_dir is not None and step.source_name is not None and change.source is not None
         if exists(fs, step.directory.fd, step.name):
-            raise ToolError(f"Move to {change.path}: the file already exists; nothing was written.")
+            raise FileExists(f"Move to {change.path}: the file already exists; nothing was written.", str(change.path))
         current = read_at(fs, step.source_dir.fd, step.source_name, follow=True)
         if current is None or current[0] != change.expect:
             raise _changed(change.source)
         if change.data is not None:
             if stat.S_ISLNK(fs.stat(step.source_name, dir_fd=step.source_dir.fd, follow_symlinks=False).st_mode):
-                raise ToolError(f"{change.source} is a symlink: move it, and change its target's content separately.")
+                raise ToolError(
+                    f"{change.source} is a symlink: move it, and change its target's content separately.",
+                    code="unsupported_change",
+                )
             _check_modifiable(change.source, current[1])
         return
     follow = change.kind == "delete"  # a deleted link is compared by what it pointed to
     if change.expect is None:
         if exists(fs, step.directory.fd, step.name):
-            raise ToolError(f"{change.path} was created by someone else meanwhile; nothing was written.")
+            raise ToolError(
+                f"{change.path} was created by someone else meanwhile; nothing was written.",
+                code="modified_while_saving",
+            )
         return
     st = _stat_entry(step, follow)
     if st is None or not _same_snapshot(change.seen, st):

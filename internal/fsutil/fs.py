@@ -241,12 +241,6 @@ def overwrite(fs: FileSystem, fd: int, name: str, data: bytes) -> None:
         fs.close(target)
 
 
-def fsync_fd(fs: FileSystem, fd: int) -> None:
-    """fsync where the file system allows it (some refuse it on directories)."""
-    with contextlib.suppress(OSError):
-        fs.fsync(fd)
-
-
 def fsync_dir(directory: Path, fs: FileSystem = REAL) -> None:
     """Make the names in ``directory`` (a new or renamed entry) durable."""
     with contextlib.suppress(OSError):

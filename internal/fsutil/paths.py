@@ -25,12 +25,16 @@ def resolve(workspace: Path, file_path: str) -> Path:
     message, rather than failing later inside an OS call.
     """
     if "\0" in file_path:
-        raise ToolError(f"The path {quote_input(file_path)} contains a NUL character, which no file name can hold.")
+        raise ToolError(
+            f"The path {quote_input(file_path)} contains a NUL character, which no file name can hold.",
+            code="invalid_path",
+        )
     try:
         file_path.encode("utf-8")
     except UnicodeEncodeError:
         raise ToolError(
-            f"The path {quote_input(file_path)} contains an unpaired surrogate character, which no file name can hold."
+            f"The path {quote_input(file_path)} contains an unpaired surrogate character, which no file name can hold.",
+            code="invalid_path",
         ) from None
     expanded = os.path.expanduser(file_path)
     joined = Path(os.path.normpath(expanded if os.path.isabs(expanded) else os.path.join(workspace, expanded)))
@@ -38,7 +42,8 @@ def resolve(workspace: Path, file_path: str) -> Path:
     if longest > NAME_MAX or len(str(joined).encode("utf-8", "surrogateescape")) > PATH_MAX:
         raise ToolError(
             f"The path {quote_input(file_path)} is too long: file names are at most {NAME_MAX} bytes and paths "
-            f"at most {PATH_MAX}."
+            f"at most {PATH_MAX}.",
+            code="invalid_path",
         )
     return joined
 
@@ -60,7 +65,8 @@ def real_path(path: Path) -> Path:
             continue
     raise ToolError(
         f"{quote_input(str(path))} keeps changing while it is being resolved (a directory or symlink is being "
-        "swapped); nothing was done. Try again."
+        "swapped); nothing was done. Try again.",
+        code="path_changed",
     )
 
 
@@ -238,7 +244,7 @@ def require_directory(path: Path, hint: str) -> Path:
     kind = _NOT_REGULAR.get(stat.S_IFMT(st.st_mode))
     if kind is not None:
         raise NotRegular(f"Path {printable(str(path))} is {kind}, not a directory. {hint}")
-    raise ToolError(f"Path {printable(str(path))} is not a directory. {hint}", {"error": "not_a_directory"})
+    raise ToolError(f"Path {printable(str(path))} is not a directory. {hint}", code="not_a_directory")
 
 
 def require_file_or_directory(path: Path, purpose: str) -> os.stat_result:
@@ -258,7 +264,7 @@ def stat_existing(path: Path) -> os.stat_result:
     except FileNotFoundError:
         raise not_found_error(path) from None
     except OSError as exc:
-        raise ToolError(os_error_message(exc, path), {"error": os_error_code(exc)}) from None
+        raise ToolError(os_error_message(exc, path), code=os_error_code(exc)) from None
 
 
 _NOT_REGULAR = {
@@ -310,7 +316,7 @@ def open_regular_file(
     except FileNotFoundError:
         raise not_found_error(path) from None
     except OSError as exc:
-        raise ToolError(os_error_message(exc, path), {"error": os_error_code(exc)}) from None
+        raise ToolError(os_error_message(exc, path), code=os_error_code(exc)) from None
     st = os.fstat(fd)
     error = not_regular_error(path, st, purpose)
     if error is None and allowed is not None:
@@ -320,7 +326,7 @@ def open_regular_file(
                 f"{printable(str(path))} changed while it was being opened: it now leads to {printable(str(real))}, "
                 "which was not approved for reading (a file or directory on the way was swapped for a symlink). "
                 "Nothing was read.",
-                {"error": "path_changed"},
+                code="path_changed",
             )
     if error is not None:
         os.close(fd)
@@ -328,9 +334,26 @@ def open_regular_file(
     return fd, st
 
 
+def read_opened(fd: int, path: Path, size: int) -> bytes:
+    """The whole of a file opened with :func:`open_regular_file` (``size``: its stat size): one read
+    of that size (no second copy from joining chunks), then whatever it grew by since. A failed
+    read (``/proc/self/mem``: EIO) is :func:`read_error`'s refusal."""
+    try:
+        first = os.read(fd, size + 1)
+        rest = os.read(fd, 1 << 20) if first else b""
+        if not rest:
+            return first
+        chunks = [first, rest]
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    except OSError as exc:
+        raise read_error(exc, path) from None
+    return b"".join(chunks)
+
+
 def read_error(exc: OSError, path: Path) -> ToolError:
     """A failed read of an opened file (``/proc/self/mem``: EIO) as a specific, model-facing error."""
-    return ToolError(os_error_message(exc, path), {"error": os_error_code(exc)})
+    return ToolError(os_error_message(exc, path), code=os_error_code(exc))
 
 
 def os_error_code(exc: OSError) -> str:

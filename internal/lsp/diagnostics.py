@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from ..vocabulary import has_tool, tool_name
+
 #: Diagnostics shown per file before "... and N more" (seed 2.8).
 MAX_PER_FILE = 20
 SEVERITY_NAMES = {1: "Error", 2: "Warn", 3: "Info", 4: "Hint"}
@@ -122,7 +124,8 @@ def truth_notes(name: str, outcome: Outcome, *, view: bool = False) -> list[str]
     """The notes that keep a result honest: who did not confirm, and what that means."""
     notes = list(outcome.notes)
     for server, waited in outcome.unconfirmed:
-        then = "use the lsp tool or view the file later" if view else "they come with the next result for this file"
+        later = "use the lsp tool or view the file later" if has_tool("lsp") else f"{tool_name('view')} the file later"
+        then = later if view else "they come with the next result for this file"
         notes.append(
             f"unconfirmed: {server} is still analysing {name} after {waited:.0f} s; "
             f"its diagnostics are not in yet ({then})"

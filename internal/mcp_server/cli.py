@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..config import Config
 
 #: --profile choices (llm/profiles.PROFILES).
-MCP_PROFILES = ("default", "claude", "codex")
+MCP_PROFILES = ("default", "claude", "codex", "gemini")
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -1,20 +1,22 @@
-"""Toolsmith to MCP: a tool's listing, a call's result, its progress as notifications, and the
-client's roots as directories."""
+"""Toolsmith to MCP: a tool's listing, a call's result, its progress as notifications, the
+client's roots as directories, and the question tool's questions as an elicitation."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..fsutil.uris import is_file_uri, uri_to_path
 from ..logs import logger
-from .sdk import ServerRequestContext, types
+from .sdk import HANDSHAKE_PROTOCOL_VERSIONS, ServerRequestContext, types
 
 if TYPE_CHECKING:
     from ..llm.tools.contract import ToolInfo, ToolResponse
+    from ..permission import Answers, QuestionRequest
 
 log = logger("toolsmith")
 
@@ -113,3 +115,101 @@ async def client_roots(ctx: ServerRequestContext[Any]) -> list[Path]:
         if is_file_uri(uri) and str(uri_to_path(uri)) not in ("", "."):
             roots.append(Path(os.path.realpath(uri_to_path(uri))))
     return roots
+
+
+# --- the question tool: its questions as an elicitation form, the form's answers as Answers ----
+
+#: What the question tool's form calls its free-text companion of a choice question.
+OTHER_SUFFIX = "_other"
+
+
+def can_elicit_form(ctx: ServerRequestContext[Any]) -> bool:
+    """The client declared form elicitation (an empty ``elicitation`` capability means form)."""
+    capabilities = ctx.session.client_capabilities
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
+
+
+def question_form(request: QuestionRequest) -> tuple[str, dict[str, Any]]:
+    """The message and the requested schema of one elicitation for ``request``'s questions: one
+    property per question (``q1``, ``q2``, ...), a choice question also ``qN_other`` for an answer
+    in the user's own words. Nothing is required: the user may leave a question blank."""
+    properties: dict[str, Any] = {}
+    lines = []
+    for number, question in enumerate(request.questions, 1):
+        key = f"q{number}"
+        title = question.header or f"Question {number}"
+        lines.append(f"{number}. {question.text}" if len(request.questions) > 1 else question.text)
+        meanings = "; ".join(f"{c.label}: {c.description}" for c in question.choices if c.description)
+        described = f"{question.text} ({meanings})" if meanings else question.text
+        labels = [choice.label for choice in question.choices]
+        if not labels:
+            properties[key] = {"type": "string", "title": title, "description": described}
+            continue
+        if question.multi_select:
+            properties[key] = {"type": "array", "title": title, "description": described,
+                               "items": {"type": "string", "enum": labels}}  # fmt: skip
+        else:
+            properties[key] = {"type": "string", "title": title, "description": described, "enum": labels}
+        properties[key + OTHER_SUFFIX] = {
+            "type": "string", "title": f"{title}: other", "description": "Or answer in your own words",
+        }  # fmt: skip
+    return "\n".join(lines), {"type": "object", "properties": properties}
+
+
+def form_answers(request: QuestionRequest, result: types.ElicitResult) -> Answers:
+    """The user's answers in an elicitation result (declined when they declined or dismissed it)."""
+    from ..permission import Answer, Answers
+
+    if result.action != "accept":
+        return Answers(declined=True)
+    content = result.content or {}
+    answers = []
+    for number, question in enumerate(request.questions, 1):
+        value = content.get(f"q{number}")
+        other = content.get(f"q{number}{OTHER_SUFFIX}")
+        own = other.strip() if isinstance(other, str) else ""
+        if not question.choices:
+            answers.append(Answer((), value if isinstance(value, str) else ""))
+        elif isinstance(value, list):
+            answers.append(Answer(tuple(str(v) for v in value), own))
+        else:
+            answers.append(Answer((value,) if isinstance(value, str) and value else (), own))
+    return Answers(tuple(answers))
+
+
+#: The key of the question tool's one input request in a 2026-07-28 call's round trip.
+QUESTION_INPUT_KEY = "question"
+
+
+async def elicit_answers(
+    ctx: ServerRequestContext[Any], request: QuestionRequest, responses: Mapping[str, Any] | None = None
+) -> Answers:
+    """Ask the user through the client. A client that did not declare form elicitation cannot be
+    asked: CannotAsk at once, never a request it would not answer. Over a handshake-era protocol
+    the question is an ``elicitation/create`` request; over 2026-07-28 (no server-initiated
+    requests) the call answers with the same request embedded (InputRequired), and the client
+    calls again with the user's answer in ``responses``."""
+    from ..errors import CannotAsk, InputRequired
+
+    if not can_elicit_form(ctx):
+        raise CannotAsk(
+            "This MCP client cannot ask the user questions (it did not declare the elicitation capability). "
+            "Decide with your best judgement and say in your reply what you assumed, or ask in your reply."
+        )
+    message, schema = question_form(request)
+    if ctx.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
+        result = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
+        return form_answers(request, result)
+    answered = (responses or {}).get(QUESTION_INPUT_KEY)
+    if answered is None:
+        asked = types.ElicitRequest(params=types.ElicitRequestFormParams(message=message, requested_schema=schema))
+        raise InputRequired({QUESTION_INPUT_KEY: asked.model_dump(mode="json", by_alias=True, exclude_none=True)})
+    result = answered if isinstance(answered, types.ElicitResult) else types.ElicitResult.model_validate(answered)
+    return form_answers(request, result)
+
+
+def input_required_result(metadata: dict[str, Any]) -> types.InputRequiredResult:
+    """The answer to a 2026-07-28 call whose tool needs the user's input (see elicit_answers)."""
+    requests = {key: types.ElicitRequest.model_validate(value) for key, value in metadata["input_requests"].items()}
+    return types.InputRequiredResult(input_requests=requests)  # type: ignore[arg-type]

@@ -6,15 +6,17 @@ created on its first call, closed when deleted, idle or at shutdown. The transpo
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..logs import logger
-from .convert import ProgressReporter, call_result, client_roots, mcp_tool
+from .convert import ProgressReporter, call_result, client_roots, elicit_answers, input_required_result, mcp_tool
 from .sdk import HANDSHAKE_PROTOCOL_VERSIONS, Server, ServerRequestContext, types
 
 if TYPE_CHECKING:  # imported when first needed: `initialize` is answered before the tools load
@@ -22,6 +24,7 @@ if TYPE_CHECKING:  # imported when first needed: `initialize` is answered before
     from ..config import Config
     from ..llm.tools.contract import ToolInfo, ToolResponse
     from ..llm.tools.registry import ToolRegistry
+    from ..permission import Answers, QuestionRequest
     from ..session import Session
 
 log = logger("toolsmith")
@@ -40,6 +43,14 @@ MAX_SESSIONS = 64
 #: Closing one session's language servers on shutdown waits at most this long.
 CLOSE_TIMEOUT_S = 5.0
 STDIO_KEY = "stdio"
+#: The resource that shows the calling session's plan (the plan tool's list) as JSON.
+PLAN_URI = "toolsmith://plan"
+
+#: The tool call being run (its context and, over 2026-07-28, the user's answers it carries), so a
+#: question its tool asks goes to the client that made the call.
+_CALL: ContextVar[tuple[ServerRequestContext[Any], dict[str, Any] | None] | None] = ContextVar(
+    "toolsmith_mcp_call", default=None
+)
 
 INSTRUCTIONS = (
     "Coding tools for the workspace {workspace}: read files with view, search with grep and glob, "
@@ -98,6 +109,8 @@ class ToolsmithServer:
             instructions=INSTRUCTIONS.format(workspace=self.workspace),
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_read_resource=self._read_resource,
         )
 
     @property
@@ -123,7 +136,7 @@ class ToolsmithServer:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         """One call's failure is its own: the runner answers a tool's errors, and anything that
         escapes it or the server's own steps (a session that cannot be made) becomes this call's
         error result, so the session and the server serve on. (A native crash cannot be caught:
@@ -141,7 +154,7 @@ class ToolsmithServer:
 
     async def _run_call(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         from ..llm.tools.contract import ToolResponse
 
         key = self._session_key(ctx)
@@ -155,14 +168,52 @@ class ToolsmithServer:
         entry.running += 1
         entry.calls += 1
         reporter = ProgressReporter(ctx)
+        call = _CALL.set((ctx, params.input_responses))
         try:
             response = await entry.session.run(params.name, params.arguments or {}, progress=reporter.report)
             await reporter.drain()
         finally:
+            _CALL.reset(call)
             reporter.close()
             entry.running -= 1
             entry.last_used = time.monotonic()
+        if response.metadata.get("error") == "input_required":
+            return input_required_result(response.metadata)
         return call_result(response)
+
+    async def _ask_user(self, request: QuestionRequest) -> Answers:
+        """The question tool's questions, put to the user by the client that made the call."""
+        from ..errors import CannotAsk
+
+        call = _CALL.get()
+        if call is None:
+            raise CannotAsk("No MCP call is running to ask the user through.")
+        ctx, responses = call
+        return await elicit_answers(ctx, request, responses)
+
+    async def _list_resources(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        plan = types.Resource(
+            uri=PLAN_URI, name="plan", title="The plan",
+            description="The model's plan in this session (the plan tool's list), as JSON.",
+            mime_type="application/json",
+        )  # fmt: skip
+        return types.ListResourcesResult(resources=[plan])
+
+    async def _read_resource(
+        self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        if str(params.uri) != PLAN_URI:
+            from mcp.shared.exceptions import MCPError
+
+            unknown = f"Unknown resource {params.uri}: this server offers {PLAN_URI}."
+            raise MCPError(code=types.INVALID_PARAMS, message=unknown)
+        key = self._session_key(ctx)
+        entry = self.sessions.get(key) if key is not None else None
+        plan = entry.session.ctx.plan.to_json() if entry is not None else {"items": []}
+        contents = types.TextResourceContents(uri=PLAN_URI, mime_type="application/json", text=json.dumps(plan))
+        return types.ReadResourceResult(contents=[contents])
 
     def accept_http_sessions(self) -> None:
         """Serving HTTP: a session is the client's ``Mcp-Session-Id``, and ``server/discover``
@@ -218,6 +269,7 @@ class ToolsmithServer:
             tool_policy=self.policy,
             audit=self.audit,
             profile=self.profile,
+            ask_user=self._ask_user,
         )
 
     async def drop_session(self, key: str) -> None:

@@ -4,6 +4,10 @@ A request names the tool, the action and what it touches. The answer is allow on
 the rest of the session (remembered here), or deny. Policies decide without asking anyone
 (the CLI allows everything; :func:`read_only_policy` refuses every mutating action); an
 embedder passes its own ``asker`` to put a human in the loop.
+
+The same service carries the other kind of question a tool puts to the user: the question tool's
+(:class:`QuestionRequest`, answered by the host's ``ask_user`` with :class:`Answers`). A host
+without one cannot ask, and the call says so at once (:class:`~..errors.CannotAsk`), never waits.
 """
 
 from __future__ import annotations
@@ -13,7 +17,10 @@ from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import Denied
+from ..errors import CannotAsk, Denied, NoAnswer, ToolError
+
+#: How long a question waits for the user's answer before the call gives up (and says so).
+MAX_QUESTION_WAIT_S = 30 * 60
 
 
 class Decision(enum.Enum):
@@ -40,6 +47,52 @@ class PermissionRequest:
 
 
 Asker = Callable[[PermissionRequest], Awaitable[Decision]]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One answer a question offers: its label, and what choosing it means."""
+
+    label: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question for the user. No ``choices``: the answer is free text; with choices the user
+    picks one (several with ``multi_select``) or writes their own answer instead."""
+
+    text: str
+    header: str = ""
+    choices: tuple[Choice, ...] = ()
+    multi_select: bool = False
+
+
+@dataclass(frozen=True)
+class QuestionRequest:
+    """The questions one call puts to the user, answered together."""
+
+    tool: str
+    questions: tuple[Question, ...]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The user's answer to one question: the labels chosen, and any words of their own."""
+
+    selected: tuple[str, ...] = ()
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Answers:
+    """One answer per question, in order; ``declined`` when the user dismissed the questions."""
+
+    answers: tuple[Answer, ...] = ()
+    declined: bool = False
+
+
+UserAsker = Callable[[QuestionRequest], Awaitable[Answers]]
 
 #: Tools that change nothing except through a "write" ask (lsp's rename); :func:`read_only_policy`
 #: allows only these, and never a write.
@@ -68,9 +121,44 @@ def refusing_writes(asker: Asker) -> Asker:
 class PermissionService:
     """Asks ``asker`` unless an earlier answer covers the request for this session."""
 
-    def __init__(self, asker: Asker = allow_all) -> None:
+    def __init__(self, asker: Asker = allow_all, ask_user: UserAsker | None = None) -> None:
         self._asker = asker
+        self._ask_user = ask_user
         self._granted: set[tuple[str, str, str]] = set()
+
+    @property
+    def can_ask_user(self) -> bool:
+        return self._ask_user is not None
+
+    async def ask_user(self, request: QuestionRequest) -> Answers:
+        """The user's answers. Raises :class:`CannotAsk` at once when the host has no way to ask
+        (or its way failed), :class:`NoAnswer` after ``MAX_QUESTION_WAIT_S`` without one."""
+        if self._ask_user is None:
+            raise CannotAsk(
+                "This host cannot ask the user questions. Decide with your best judgement and say in your "
+                "reply what you assumed, or ask the question in your reply."
+            )
+        import asyncio  # only a session that asks a question pays for it
+
+        try:
+            answers = await asyncio.wait_for(self._ask_user(request), MAX_QUESTION_WAIT_S)
+        except TimeoutError:
+            minutes = MAX_QUESTION_WAIT_S // 60
+            raise NoAnswer(
+                f"The user did not answer within {minutes} minutes. Go on with your best judgement and say "
+                "what you assumed, or ask again later.",
+                {"timeout_s": MAX_QUESTION_WAIT_S},
+            ) from None
+        except ToolError:  # the host's own outcome (an MCP round trip's InputRequired, say): as it is
+            raise
+        except Exception as exc:  # the host's way of asking failed: the model must not wait on it
+            raise CannotAsk(
+                f"The question could not be put to the user ({type(exc).__name__}: {exc}). Decide with your "
+                "best judgement and say in your reply what you assumed, or ask the question in your reply."
+            ) from exc
+        if not isinstance(answers, Answers):
+            raise CannotAsk(f"The host answered the question with {type(answers).__name__}, not Answers.")
+        return answers
 
     async def ask(self, request: PermissionRequest) -> Decision:
         if request.session_key in self._granted:

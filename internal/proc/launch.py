@@ -31,11 +31,17 @@ READ_LIMIT = 64 * 1024
 def check_argument(text: str, what: str) -> str:
     """``text`` if a process argument can carry it: no NUL, no unpaired surrogate."""
     if "\0" in text:
-        raise ToolError(f"The {what} contains a NUL character, which a program argument cannot hold.")
+        raise ToolError(
+            f"The {what} contains a NUL character, which a program argument cannot hold.",
+            code="invalid_command",
+        )
     try:
         os.fsencode(text)
     except UnicodeEncodeError:
-        raise ToolError(f"The {what} contains an unpaired surrogate character, which cannot be encoded.") from None
+        raise ToolError(
+            f"The {what} contains an unpaired surrogate character, which cannot be encoded.",
+            code="invalid_command",
+        ) from None
     return text
 
 

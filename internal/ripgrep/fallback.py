@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from ..cancel import CancelToken
 from ..errors import ToolError
 from ..fsutil.paths import quote_input
+from ..vocabulary import set_flag
 from .query import FileQuery, Match, SearchQuery, SearchResult
 
 BINARY_PROBE_BYTES = 8192
@@ -208,16 +209,16 @@ def search(query: SearchQuery, *, limit: int, cancel: CancelToken) -> SearchResu
         raise ToolError(
             "The type filter needs ripgrep, which is not available here; use include with a glob "
             '(e.g. "*.py") instead.',
-            {"error": "type_needs_rg"},
+            code="type_needs_rg",
         )
     flags = (re.IGNORECASE if query.case_insensitive else 0) | (re.MULTILINE | re.DOTALL if query.multiline else 0)
     try:
         regex = re.compile(re.escape(query.pattern) if query.literal else query.pattern, flags)
     except re.error as exc:
         raise ToolError(
-            f"Invalid regular expression {quote_input(query.pattern)!r}: {exc.msg}. Escape special characters, or "
-            "set literal_text to true to search for the text as written.",
-            {"error": "invalid_regex"},
+            f"Invalid regular expression {quote_input(query.pattern)!r}: {exc.msg}. Escape special characters"
+            f"{set_flag('grep', 'literal_text', ' to search for the text as written')}.",
+            code="invalid_regex",
         ) from exc
     globs = (query.include,) if query.include else ()
     files = [str(query.root)] if query.root.is_file() else _walk(FileQuery(query.root, globs), cancel)

@@ -31,6 +31,7 @@ from ..fsutil.paths import quote_input
 from ..proc import REAP_TIMEOUT_S, check_argument
 from ..proc.confined import ReadConfinement, confined_executor
 from ..proc.stream import StreamControl, Streamed, run_streaming
+from ..vocabulary import set_flag
 from .confine import confinement_for, unconfinable
 from .directories import load_witnesses, save_witnesses, shown_directories
 from .output import OutputParser, mtime
@@ -101,7 +102,7 @@ async def run_rg(
     if streamed.timed_out:
         raise ToolError(
             f"Search timed out after {timeout:.0f}s. Use a more specific path or pattern.",
-            {"timed_out": True, "error": "search_timed_out"},
+            {"timed_out": True}, code="search_timed_out",
         )
     stderr, returncode = streamed.stderr, streamed.returncode
     result = parser.result
@@ -118,11 +119,14 @@ async def run_rg(
         if not parser.count() and stderr.strip():
             message = _rg_message(stderr, args)
             if message.startswith("invalid"):
-                raise ToolError(message[0].upper() + message[1:], {"error": "invalid_regex"})
-            raise ToolError(f"rg: {message}", {"error": "search_failed"})
+                raise ToolError(message[0].upper() + message[1:], code="invalid_regex")
+            raise ToolError(f"rg: {message}", code="search_failed")
         result.partial = True
     elif returncode not in (0, 1):
-        raise ToolError(f"ripgrep failed with exit code {returncode}: {_rg_message(stderr, args)}")
+        raise ToolError(
+            f"ripgrep failed with exit code {returncode}: {_rg_message(stderr, args)}",
+            code="search_failed",
+        )
     return result
 
 
@@ -178,8 +182,8 @@ def _rg_message(stderr: bytes, args: list[str]) -> str:
         reason = next((line[len("error:") :].strip() for line in reversed(text.splitlines())
                        if line.startswith("error:")), "it does not parse")  # fmt: skip
         return (
-            f"invalid regular expression {quote_input(pattern)!r}: {reason}. Escape special characters, or set "
-            "literal_text to true to search for the text as written."
+            f"invalid regular expression {quote_input(pattern)!r}: {reason}. Escape special characters"
+            f"{set_flag('grep', 'literal_text', ' to search for the text as written')}."
         )
     return quote_input(text)
 
@@ -330,7 +334,7 @@ async def unknown_type_error(rg: str, name: str) -> ToolError:
     return ToolError(
         f"Unknown file type {quote_input(name)!r}.{hint} Types are ripgrep's names (e.g. py, ts, rust, md); "
         'use include with a glob (e.g. "*.ext") for anything else.',
-        {"error": "unknown_type", "close_types": close},
+        {"close_types": close}, code="unknown_type",
     )
 
 

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from ..truncate import head_tail
+from ..vocabulary import tool_name
 from .job import Job
 from .job_buffer import JOB_RING_BYTES, Delta
 
@@ -22,7 +23,8 @@ def report(job: Job, delta: Delta, *, empty: str = "(no new output)") -> tuple[s
     if delta.skipped:
         parts.append(
             f"({delta.skipped} bytes of output were skipped: more than the {JOB_RING_BYTES // 1024} KB kept in "
-            f"memory arrived since the last read. The full output is in {job.spill_path}; read it with view.)"
+            f"memory arrived since the last read. The full output is in {job.spill_path}; read it with "
+            f"{tool_name('view')}.)"
         )
     bounded = head_tail(delta.text, MAX_DELTA_CHARS)
     parts.append(bounded.text.rstrip("\n") if delta.text.strip() else empty)

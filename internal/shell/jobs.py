@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ToolError
+from ..vocabulary import tool_name
 
 if TYPE_CHECKING:
     from ..proc import ProcessSupervisor
@@ -52,8 +53,8 @@ class JobTable:
                 listing = "\n".join(summary(job) for job in running)
                 raise ToolError(
                     f"This session already runs {len(running)} background jobs, the limit ([bash] max_jobs = "
-                    f"{max_jobs}). Stop one with job_kill first:\n{listing}",
-                    {"error": "too_many_jobs"},
+                    f"{max_jobs}). Stop one with {tool_name('job_kill')} first:\n{listing}",
+                    code="too_many_jobs",
                 )
             self._counter += 1
             job = Job(f"j{self._counter}", command, tty, spill_path(), timeout_s)
@@ -64,7 +65,10 @@ class JobTable:
         except OSError as exc:
             with self._lock:
                 self._jobs.pop(job.id, None)
-            raise ToolError(f"The background job could not be started: {exc.strerror or exc}.") from exc
+            raise ToolError(
+                f"The background job could not be started: {exc.strerror or exc}.",
+                code="job_not_started",
+            ) from exc
         return job
 
     def _forget_old(self) -> None:
@@ -81,7 +85,7 @@ class JobTable:
 
             listing = "\n".join(summary(j) for j in known) or "(none)"
             raise ToolError(
-                f"No background job {job_id!r} in this session. Its jobs:\n{listing}", {"error": "unknown_job"}
+                f"No background job {job_id!r} in this session. Its jobs:\n{listing}", code="unknown_job"
             )
         return job
 

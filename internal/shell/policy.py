@@ -18,6 +18,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..vocabulary import tool_name
+
 #: Network fetchers and browsers, privilege escalation, system package managers and
 #: system administration: never run by an agent.
 BANNED_COMMANDS = frozenset(
@@ -239,9 +241,10 @@ def interactive_reason(line: str) -> str | None:
         batch_flag = INTERACTIVE[name]
         if batch_flag is not None and any(w == batch_flag or w.startswith(batch_flag + "=") for w in words[1:]):
             continue
+        writers = " or ".join(dict.fromkeys((tool_name("edit"), tool_name("write"))))
         return (
-            f"'{name}' is interactive and waits for a terminal, which this tool does not have. Use the view tool "
-            "to read files and edit or write to change them."
+            f"'{name}' is interactive and waits for a terminal, which this tool does not have. Use the "
+            f"{tool_name('view')} tool to read files and {writers} to change them."
         )
     return None
 

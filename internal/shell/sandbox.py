@@ -30,6 +30,7 @@ decides what a command can reach.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import subprocess
@@ -60,6 +61,13 @@ GIT_READ_ONLY_HINT = (
 
 def find_bwrap() -> str | None:
     return shutil.which("bwrap")
+
+
+@functools.lru_cache(maxsize=4)
+def unavailable(bwrap: str) -> str | None:
+    """:func:`probe`, asked once per ``bwrap`` for the life of the process (a machine's namespaces
+    do not come and go between commands)."""
+    return probe(bwrap)
 
 
 def probe(bwrap: str) -> str | None:

@@ -9,7 +9,7 @@ record counts, the directory must be absolute, every entry must be ``NAME=value`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 #: The most bytes of record the runner reads from one command (the directory and every exported
@@ -27,8 +27,6 @@ class ShellState:
 
     cwd: str | None = None
     env: dict[str, str] | None = None
-    #: Why the sandbox cannot run ("" when it can; None until probed). Not persisted.
-    sandbox_problem: str | None = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"cwd": self.cwd, "env": self.env}

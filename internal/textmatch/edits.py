@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..fsutil.textio import TextFile, normalize_eol
+from ..vocabulary import tool_name
 from .errors import EditError, ambiguous, not_found
 from .gutter import gutter_match
 from .lines import Replacement, Text
@@ -50,7 +51,7 @@ def plan_edit(
             raise EditError(
                 f"old_string matched at line {line} with different indentation, but new_string cannot be "
                 "shifted the same way (some of its lines would need less than no indentation). Send "
-                "old_string and new_string with the file's own indentation (use view)."
+                f"old_string and new_string with the file's own indentation (use {tool_name('view')})."
             )
     return EditPlan(result.tier, result.replacements)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 
 from ..errors import Ambiguous, NoMatch, ToolError
+from ..vocabulary import set_flag, tool_name
 from .lines import CANCEL_EVERY, MatchResult, Text, indent_of, split_old
 
 #: How many ambiguous match line numbers an error lists.
@@ -105,10 +106,10 @@ def not_found(f: Text, old: str, new: str, path: str) -> NotFoundInFile:
     if region:
         message += (
             "\n\nThe closest region in the file (whitespace shown as · for spaces, → for tabs):\n"
-            f"{region}\n\nCopy the exact text from the file (use view) and try again."
+            f"{region}\n\nCopy the exact text from the file (use {tool_name('view')}) and try again."
         )
     else:
-        message += " Use view to read the current text and copy it exactly."
+        message += f" Use {tool_name('view')} to read the current text and copy it exactly."
     at = f.text.find(new) if new else -1
     if at >= 0:
         line = f.line_number(at)
@@ -121,6 +122,6 @@ def ambiguous(f: Text, result: MatchResult) -> AmbiguousEdit:
     listed = ", ".join(map(str, lines[:MAX_LINES_LISTED])) + (", …" if len(lines) > MAX_LINES_LISTED else "")
     return AmbiguousEdit(
         f"old_string appears {len(lines)} times in the file (lines {listed}). Provide more surrounding "
-        "context to make the match unique, or set replace_all to true.",
+        f"context to make the match unique{set_flag('edit', 'replace_all')}.",
         lines,
     )

@@ -49,7 +49,7 @@ async def _convert_in_child(html: str, fmt: str, base_url: str, state: StateDir)
         Path(source).unlink(missing_ok=True)
     if status != 0:
         detail = errors.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit status {status}"]
-        raise ToolError(f"Converting the page failed: {detail[0]}")
+        raise ToolError(f"Converting the page failed: {detail[0]}", code="conversion_failed")
     result = json.loads(output)
     return str(result["text"]), str(result["note"])
 

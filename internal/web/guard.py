@@ -27,7 +27,7 @@ async def resolve(host: str, port: int) -> list[str]:
     try:
         infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
-        raise ToolError(f"Cannot resolve {host}: {exc.strerror or exc}.") from None
+        raise ToolError(f"Cannot resolve {host}: {exc.strerror or exc}.", code="fetch_failed") from None
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
@@ -49,8 +49,7 @@ def check_addresses(host: str, addresses: Iterable[str], allowed_hosts: frozense
         if non_public(address):
             raise ToolError(
                 f"Refusing to fetch from {host}: it resolves to the non-public address {address} "
-                "(the SSRF guard is on: Config.block_private_networks)."
-            )
+                "(the SSRF guard is on: Config.block_private_networks).", code="private_address")
 
 
 def make_backend(allowed_hosts: frozenset[str], resolver: Resolver = resolve) -> Any:

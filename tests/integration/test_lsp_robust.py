@@ -20,7 +20,7 @@ from agent_toolsmith.lsp.documents import CLEAN_QUIET_S
 from agent_toolsmith.lsp.manager import WAIT_CAP_S, LspManager
 from agent_toolsmith.lsp.servers import configured_servers
 
-from tests.helpers import processes_with
+from tests.helpers import processes_with, user_config
 from tests.integration.test_lsp import MARKER_SERVER, Driver
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -177,8 +177,7 @@ def _cli(workspace: Path, *args: str, state: Path) -> tuple[subprocess.Completed
 
 def test_a_hung_server_costs_one_bounded_start_then_nothing(workspace: Path, tmp_path: Path) -> None:
     token = f"hung-{uuid.uuid4().hex}"
-    config = workspace / ".toolsmith" / "config.toml"
-    config.parent.mkdir()
+    config = user_config()  # a server's command comes from the user's config, never the workspace's
     hang = f"import sys, time; sys.argv.append({token!r}); time.sleep(10**6)"
     config.write_text(f"[lsp.servers.hang]\ncommand = [{sys.executable!r}, '-c', {hang!r}, {token!r}]\n"
                       "extensions = ['.hang']\n")  # fmt: skip
@@ -235,8 +234,7 @@ def test_a_stopped_server_is_killed_and_skipped(workspace: Path) -> None:
 
 
 def test_the_one_shot_cli_view_starts_no_server_but_edits_report(workspace: Path, tmp_path: Path) -> None:
-    config = workspace / ".toolsmith" / "config.toml"
-    config.parent.mkdir()
+    config = user_config()
     spec = marker()
     config.write_text(f"[lsp.servers.marker]\ncommand = {json.dumps(spec['command'])}\nextensions = ['.mark']\n")
     (workspace / "c.mark").write_text("ERROR: present\n")

@@ -24,6 +24,7 @@ from agent_toolsmith.session import Session
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from tests.helpers import user_config
 from tests.integration.test_lsp import MARKER_SERVER
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -220,9 +221,8 @@ def _rpc(process: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
 def test_stdin_closing_stops_running_commands_and_language_servers(workspace: Path, tmp_path: Path) -> None:
     """The host goes away mid-call (no cancellation sent): nothing the server started survives."""
     token = f"orphan-{uuid.uuid4().hex}"
-    (workspace / ".toolsmith").mkdir()
     command = [sys.executable, str(MARKER_SERVER), token]
-    (workspace / ".toolsmith" / "config.toml").write_text(
+    user_config().write_text(
         f"[lsp.servers.marker]\ncommand = {json.dumps(command)}\nextensions = ['.mark']\n"
     )
     (workspace / "a.mark").write_text("fine\n")
@@ -281,6 +281,7 @@ def test_a_client_without_sessions_is_told_why(workspace: Path, tmp_path: Path, 
 
     refused = run(main())
     assert refused.is_error and "protocol 2026-07-28 has no sessions over HTTP" in text(refused)
+    assert (refused.meta or {}).get("toolsmith/metadata", {}).get("error") == "no_session"
 
 
 def test_the_clients_roots_become_allowed_dirs(workspace: Path, tmp_path: Path) -> None:
@@ -306,7 +307,9 @@ def test_read_only_offers_and_runs_only_tools_that_change_nothing(workspace: Pat
             return names, await client.call_tool("write", {"file_path": "x.txt", "content": "x"})
 
     names, refused = run(main())
-    assert names == ["job_output", "view", "read_many", "glob", "grep", "ls", "lsp", "fetch", "skill", "outline"]
+    assert names == [
+        "job_output", "view", "read_many", "glob", "grep", "ls", "lsp", "fetch", "skill", "outline", "plan", "question",
+    ]  # fmt: skip
     assert refused.is_error and "this session is read-only" in text(refused)
     assert not (workspace / "x.txt").exists()
 

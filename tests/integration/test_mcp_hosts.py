@@ -15,6 +15,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from tests.helpers import user_config
 from tests.integration.test_lsp import MARKER_SERVER
 from tests.integration.test_mcp import (
     ROOT,
@@ -67,9 +68,8 @@ def test_port_without_http_is_a_usage_error(tmp_path: Path) -> None:
 
 def test_a_view_over_mcp_starts_no_language_server_and_a_change_does(workspace: Path, tmp_path: Path) -> None:
     token = f"view-{uuid.uuid4().hex}"
-    (workspace / ".toolsmith").mkdir()
     command = [sys.executable, str(MARKER_SERVER), token]
-    (workspace / ".toolsmith" / "config.toml").write_text(
+    user_config().write_text(
         f"[lsp.servers.marker]\ncommand = {json.dumps(command)}\nextensions = ['.mark']\n"
     )
     (workspace / "a.mark").write_text("fine\n")

@@ -125,3 +125,10 @@ def test_strict_mode_arguments_parse_to_the_same_call(data: st.DataObject) -> No
     assert strict_schema(schema) is not None
     arguments = data.draw(_values(schema))
     assert parse_params(tool.Params, _as_strict_mode_sends(arguments, schema)) == parse_params(tool.Params, arguments)
+
+
+@given(SCHEMAS)
+def test_anthropic_strict_declarations_keep_strict_tool_uses_rules(schema: dict[str, Any]) -> None:
+    tool = ToolInfo("tool", "A tool.", schema, read_only=False)
+    (declared,) = declarations("anthropic", [tool], strict=True)
+    assert check_declaration("anthropic", declared) == [], declared

@@ -9,6 +9,7 @@ from typing import Any
 from ...fsutil.textio import new_text_file
 from ...textmatch import EditRequest, apply_edits
 from ...textmatch.tiers import FIRST_LINE_TIER
+from ...vocabulary import tool_name
 from ..tools.context import FileServices
 from ..tools.contract import ToolResponse
 from .gate import REINDENTED_NOTE, keep_literals
@@ -39,7 +40,9 @@ async def create_file(ctx: FileServices, tool: str, file_path: str, content: str
         metadata.update(file_path=str(path), created=True, match="create", first_changed_line=1)
         return f"<result>\nFile created: {path}\n</result>", metadata
 
-    exists = f"File already exists: {path}. To change it, read it with view and give a non-empty old_string."
+    exists = (
+        f"File already exists: {path}. To change it, read it with {tool_name('view')} and give a non-empty old_string."
+    )
     target = Target(path, plan, expect="absent", exists=exists)
     request = ChangeRequest(tool, [target], lambda _planned: f"create {ctx.display(path)}")
     return await change_files(ctx, request, report)

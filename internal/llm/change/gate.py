@@ -58,10 +58,10 @@ def syntax_refusal(verdict: Verdict, display: str, after: str, tool: str) -> Too
         f"lines; view shows them). If this change is only valid together with other changes, make them all in "
         f"{together}."
     )
-    metadata: dict[str, Any] = {"error": "syntax_error", "language": verdict.language}
+    metadata: dict[str, Any] = {"language": verdict.language}
     if first is not None:
         metadata.update(line=first.line, column=first.column)
-    return ToolError(text, metadata)
+    return ToolError(text, metadata, code="syntax_error")
 
 
 def syntax_warning(verdict: Verdict | Unjudged | None, *, new_file: bool = False) -> str:

@@ -40,6 +40,7 @@ from ...fsutil.textio import TextFile
 from ...permission import PermissionRequest
 from ...syntax import Verdict
 from ...textmatch.rebase import commutes
+from ...vocabulary import edits_need_read
 from ..tools.context import FileServices
 from ..tools.contract import ToolResponse
 from .gate import Unjudged, gate_refuses, guard_notebooks, syntax_refusal, syntax_verdict, syntax_warning
@@ -235,8 +236,11 @@ def _plan_one(
         raise not_found_error(path)
     if target.move_to is not None and os.path.lexists(target.move_to):
         raise FileExists(f"Move to {target.move_to}: the file already exists.", str(target.move_to))
-    state = snapshot.read.kind if target.read != "none" else "unchanged"
-    if state == "unread" and target.read == "required":
+    # A profile whose product never asks for a read first (vocabulary.py) makes the read optional;
+    # a file read and changed since is still refused.
+    rule = target.read if edits_need_read() or target.read == "none" else "optional"
+    state = snapshot.read.kind if rule != "none" else "unchanged"
+    if state == "unread" and rule == "required":
         raise NotRead(str(path))
     changed = state == "changed"
     if changed and not (target.reanchor and snapshot.read.base is not None):
@@ -246,7 +250,7 @@ def _plan_one(
     except ToolError:
         if changed:  # what the plan needs is gone from the file: the change since the read is why
             raise ctx.files.changed_error(path, snapshot.st) from None
-        if state == "unread" and target.read == "evidence":  # a plan that does not fit shows no read
+        if state == "unread" and rule == "evidence":  # a plan that does not fit shows no read
             raise NotRead(str(path)) from None
         raise
     if planned is None:
@@ -254,7 +258,7 @@ def _plan_one(
     planned.target, planned.entry, planned.snapshot = target, entry, snapshot
     if changed:
         _reanchor(ctx, planned, check)
-    if state == "unread" and target.read == "evidence" and not planned.proves_read:
+    if state == "unread" and rule == "evidence" and not planned.proves_read:
         raise NotRead(str(path))
     out = planned.bytes_out
     if snapshot.exists and out is not None and out != snapshot.data:

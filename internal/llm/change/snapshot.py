@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ...errors import IsDirectory
 from ...file_tracker import ReadState
-from ...fsutil.paths import open_regular_file, read_error
+from ...fsutil.paths import open_regular_file, read_opened
 from ...fsutil.textio import TextFile, decode_bytes
 from ..tools.context import FileServices
 
@@ -61,23 +61,7 @@ def take_snapshot(ctx: FileServices, path: Path) -> Snapshot:
     # Non-blocking, checked before any read: a FIFO or a device is refused at once (never a hang).
     fd, st = open_regular_file(path, NOT_REGULAR_PURPOSE)
     try:
-        data = read_whole(fd, path, st.st_size)
+        data = read_opened(fd, path, st.st_size)
     finally:
         os.close(fd)
     return Snapshot(path, data, st, ctx.files.read_state(path, data, st))
-
-
-def read_whole(fd: int, path: Path, size: int) -> bytes:
-    """The whole file: one read of its stat size (no second copy from joining chunks), then
-    whatever it grew by since."""
-    try:
-        first = os.read(fd, size + 1)
-        rest = os.read(fd, 1 << 20) if first else b""
-        if not rest:
-            return first
-        chunks = [first, rest]
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-    except OSError as exc:
-        raise read_error(exc, path) from None
-    return b"".join(chunks)

@@ -16,6 +16,7 @@ from ...documents import is_notebook, is_pdf
 from ...errors import InvalidParams, IsDirectory, OffsetOutOfRange
 from ...fsutil.paths import open_regular_file, read_error
 from ...fsutil.printable import printable
+from ...vocabulary import line_number, param_name, tool_name
 from ..tools.context import PathServices
 from ..tools.contract import ToolResponse
 from .documents import view_notebook, view_pdf
@@ -33,12 +34,13 @@ async def show_file(
     path = ctx.resolve(file_path)
     approved = await ctx.require_read_permission(tool, path)
     if path.is_dir():
+        listing = tool_name("ls")
         raise IsDirectory(
-            f"Path is a directory, not a file: {printable(str(path))}. Use the ls tool to list a directory."
+            f"Path is a directory, not a file: {printable(str(path))}. Use the {listing} tool to list a directory."
         )
     if pages is not None and not is_pdf(path):
         raise InvalidParams(
-            f"pages applies to PDF files only; {printable(str(path))} is not a .pdf. Use offset and limit."
+            f"pages applies to PDF files only; {printable(str(path))} is not a .pdf. Use {_offset()} and limit."
         )
     allowed = ctx.read_guard(approved)
     if is_notebook(path):
@@ -72,7 +74,8 @@ async def show_file(
         )
     if offset > 0 and offset >= page.total and page.total_exact:
         raise OffsetOutOfRange(
-            f"offset {offset} is beyond the end of the file ({page.total} lines). Use an offset below {page.total}."
+            f"{_offset()} {_line(offset)} is beyond the end of the file ({page.total} lines). Use {_offset()} below "
+            f"{_line(page.total)}."
         )
     ctx.files.record_read(path, page.data, st)
     content, shown = render(page, offset, ctx.config.max_output_bytes)
@@ -91,9 +94,19 @@ async def show_file(
         about = "" if page.total_exact else "about "
         content += (
             f"\n\n(Showing lines {offset + 1}-{end} of {about}{page.total} total. "
-            f"Use offset={end} to continue reading.)"
+            f"Use {_offset()}={_line(end)} to continue reading.)"
         )
     diagnostics = await ctx.diagnostics_after_view(path)
     if diagnostics:
         content += "\n\n" + diagnostics
     return ToolResponse(content, metadata=metadata)
+
+
+def _offset() -> str:
+    """view's ``offset`` as the model's tool calls it (a profile's ``start_line``, say)."""
+    return param_name("view", "offset")
+
+
+def _line(offset: int) -> int:
+    """A 0-based line offset as the model's tool counts it (1-based for the profiles that do)."""
+    return line_number("view", "offset", offset)

@@ -10,12 +10,12 @@ from typing import Any
 from ...cancel import in_thread
 from ...documents import MAX_PAGES_PER_VIEW
 from ...errors import ToolError
-from ...fsutil.paths import open_regular_file
+from ...fsutil.paths import open_regular_file, read_opened
 from ...fsutil.printable import printable
 from ...truncate import cut_utf8
 from ..tools.context import PathServices
 from ..tools.contract import ImageAttachment, ToolResponse
-from .text import MAX_IMAGE_BYTES, Check, read_all
+from .text import MAX_IMAGE_BYTES, Check
 
 #: Notebooks and PDFs larger than this are refused (they are parsed whole).
 MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
@@ -26,8 +26,8 @@ def _read_document(path: Path, check: Check, allowed: Callable[[Path], bool]) ->
     try:
         if st.st_size > MAX_DOCUMENT_BYTES:
             raise ToolError(f"{printable(str(path))} is {st.st_size} bytes, more than the {MAX_DOCUMENT_BYTES} "
-                            "byte limit for notebooks and PDFs.", {"error": "file_too_large"})  # fmt: skip
-        return read_all(fd, st.st_size), st
+                            "byte limit for notebooks and PDFs.", code="file_too_large")  # fmt: skip
+        return read_opened(fd, path, st.st_size), st
     finally:
         os.close(fd)
 
@@ -55,12 +55,14 @@ async def view_notebook(
         return None
     if isinstance(parsed, ToolError):  # too deep: its text (brackets on a line) would not help either
         ctx.files.record_read(path, data, st)  # the model knows what it is: write may replace it
-        raise ToolError(parsed.message + " It counts as viewed, so write can replace it.", parsed.metadata)
+        raise ToolError(
+            parsed.message + " It counts as viewed, so write can replace it.", parsed.metadata, code="notebook_too_deep"
+        )
     notebook, rendered = parsed
     total = len(notebook.cells)
     if offset > 0 and offset >= total:
         raise ToolError(f"offset {offset} is beyond the last cell ({total} cells). Use an offset below {total}.",
-                        {"error": "offset_out_of_range"})  # fmt: skip
+                        code="offset_out_of_range")  # fmt: skip
     ctx.files.record_read(path, data, st)
     end = offset + rendered.shown
     content = f'<notebook path="{printable(str(path))}" {describe(notebook)}>\n'

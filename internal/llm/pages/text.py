@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import ToolError
+from ...fsutil.paths import read_opened
 from ...fsutil.printable import printable
 from ...fsutil.textio import BINARY_SNIFF_BYTES, decode_bytes, detect_bom, looks_binary
 from ...truncate import cut_utf8
@@ -79,19 +80,11 @@ def render(page: Page, offset: int, max_bytes: int) -> tuple[str, int]:
     return "\n".join(out), shown
 
 
-def read_all(fd: int, size: int) -> bytes:
-    """The whole file, read to its end (it may have grown since the stat)."""
-    chunks = []
-    while chunk := os.read(fd, max(size, 64 * 1024)):
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def read_page(
     fd: int, st: os.stat_result, path: Path, offset: int, limit: int, ctx: PathServices, check: Check
 ) -> Page:
     if st.st_size <= FULL_READ_MAX_BYTES:
-        data = read_all(fd, st.st_size)
+        data = read_opened(fd, path, st.st_size)
         text_file = decode_bytes(data, path=str(path))
         lines = text_file.text.split("\n")
         if lines and lines[-1] == "":
@@ -102,8 +95,8 @@ def read_page(
     if encoding is None:
         if looks_binary(head[:BINARY_SNIFF_BYTES]):
             raise ToolError(
-                f"File appears to be binary: {printable(str(path))}. Use the appropriate tool for this file type."
-            )
+                f"File appears to be binary: {printable(str(path))}. Use the appropriate tool for this file type.",
+                code="binary_file")
         encoding = _sample_encoding(head)
     if "\n".encode(encoding) != b"\n" or (b"\r" in head and b"\n" not in head):
         return _stream_page(fd, st.st_size, len(bom), encoding, offset, limit, check)
@@ -189,6 +182,6 @@ def read_image(fd: int, st: os.stat_result, path: Path, media_type: str) -> Page
     size = st.st_size
     if size > MAX_IMAGE_BYTES:
         raise ToolError(f"Image {printable(str(path))} is {size} bytes, more than the {MAX_IMAGE_BYTES} byte limit "
-                        "for attachments.", {"error": "file_too_large"})  # fmt: skip
-    data = read_all(fd, size)
+                        "for attachments.", code="file_too_large")  # fmt: skip
+    data = read_opened(fd, path, size)
     return Page([], 0, True, "", data, ImageAttachment(media_type, base64.b64encode(data).decode("ascii")))

@@ -1,7 +1,9 @@
-"""The claude profile: Read, Write, Edit, MultiEdit, Glob, Grep, Bash, BashOutput, KillShell,
-NotebookEdit, WebFetch and LS, with the parameter names and conventions of the tools Claude
-models were trained on (Read's ``offset`` is a 1-based line number; Grep takes ``-i``, ``-A``,
-``-B``, ``-C``). Descriptions are this project's own.
+"""The claude profile: the tools of Claude Code 2.1.332 (``sdk-tools.d.ts`` of npm
+``@anthropic-ai/claude-agent-sdk@0.3.332``) — Read, Write, Edit, NotebookEdit, Bash and TaskStop
+(claude_files.py), Glob, Grep, WebFetch, TodoWrite and AskUserQuestion (here) — with every input
+property the product declares (tests/test_conformance.py compares them). Descriptions are this
+project's own. A background command's output is read as the product reads it: its output file,
+with Read.
 """
 
 from __future__ import annotations
@@ -9,137 +11,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ...permission import Choice, Question
+from ..tools.context import ToolContext
 from ..tools.contract import ToolResponse
 from ..tools.grep import MAX_CONTEXT_LINES, MAX_HEAD_LIMIT
 from ..tools.params import param
-from .base import ProfileTool, one_based_offsets
+from .base import ProfileTool, ask_questions, drop_none, fetch_for_prompt, not_supported, update_plan, with_notes
+from .claude_files import TOOLS as FILE_TOOLS
+from .claude_files import ClaudeTool
+
+#: Grep shows this many entries when ``head_limit`` is not given (the product's default).
+DEFAULT_HEAD_LIMIT = 250
 
 
-def _drop_none(values: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in values.items() if value is not None}
-
-
-# --- Read -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ReadParams:
-    file_path: str = param("The absolute path of the file to read", minLength=1)
-    offset: int | None = param("The 1-based line number to start reading at (for long files)", None, minimum=1)
-    limit: int | None = param("How many lines to read (default 2000)", None, minimum=1)
-    pages: str | None = param('PDF files: the pages to read, e.g. "3", "1-5" or "2,4"', None)
-
-
-class Read(ProfileTool):
-    name = "Read"
-    engine = "view"
-    read_only = True
-    Params = ReadParams
-    description = """Reads a file from the local filesystem and returns it with line numbers.
-
-- `file_path` should be absolute. `offset` is the 1-based line to start at and `limit` the
-  number of lines (default 2000); read whole files unless they are long.
-- Lines are shown as `     N|text`, numbered from 1; the number and `|` are not part of the file.
-- Images come back as images. PDFs are read as text by page (`pages`, e.g. "1-5"). Jupyter
-  notebooks are shown cell by cell with their outputs.
-- Reading a file is required before editing it with Edit, MultiEdit or Write.
-- Use LS for directories, not Read.
-"""
-
-    def to_engine(self, params: ReadParams) -> dict[str, Any]:
-        offset = params.offset - 1 if params.offset is not None else None
-        values = {"file_path": params.file_path, "offset": offset, "limit": params.limit, "pages": params.pages}
-        return _drop_none(values)
-
-    def render(self, response: ToolResponse, params: ReadParams) -> ToolResponse:
-        return one_based_offsets(response)
-
-
-# --- Write, Edit, MultiEdit ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class WriteParams:
-    file_path: str = param("The absolute path of the file to write", minLength=1)
-    content: str = param("The whole content of the file")
-
-
-class Write(ProfileTool):
-    name = "Write"
-    engine = "write"
-    idempotent = True
-    Params = WriteParams
-    description = """Writes a file, replacing it if it exists.
-
-- An existing file must have been read with Read first, and not changed since.
-- Prefer Edit or MultiEdit for changes to existing files: they send only the change.
-- Do not create documentation files (*.md, README) unless asked to.
-"""
-
-    def to_engine(self, params: WriteParams) -> dict[str, Any]:
-        return {"file_path": params.file_path, "content": params.content}
-
-
-@dataclass(frozen=True)
-class EditParams:
-    file_path: str = param("The absolute path of the file to change", minLength=1)
-    old_string: str = param("The exact text to replace")
-    new_string: str = param("The text to replace it with (must differ from old_string)")
-    replace_all: bool = param("Replace every occurrence of old_string", False)
-
-
-class Edit(ProfileTool):
-    name = "Edit"
-    engine = "edit"
-    Params = EditParams
-    description = """Replaces exact text in a file.
-
-- Read the file first. `old_string` must match the file's text, without Read's line-number
-  prefix, and must be unique unless `replace_all` is true; include surrounding lines to make it so.
-- Indentation and trailing-whitespace slips are forgiven when the match is still unambiguous;
-  the result says when a forgiving match was used.
-- For several changes to one file, use MultiEdit.
-"""
-
-    def to_engine(self, params: EditParams) -> dict[str, Any]:
-        return {
-            "file_path": params.file_path, "old_string": params.old_string,
-            "new_string": params.new_string, "replace_all": params.replace_all,
-        }  # fmt: skip
-
-
-@dataclass(frozen=True)
-class MultiEditItem:
-    old_string: str = param("The exact text to replace")
-    new_string: str = param("The text to replace it with")
-    replace_all: bool = param("Replace every occurrence", False)
-
-
-@dataclass(frozen=True)
-class MultiEditParams:
-    file_path: str = param("The absolute path of the file to change", minLength=1)
-    edits: list[MultiEditItem] = param("The edits, applied in order", minItems=1)
-
-
-class MultiEdit(ProfileTool):
-    name = "MultiEdit"
-    engine = "multiedit"
-    Params = MultiEditParams
-    description = """Makes several edits to one file in one step: all of them apply, or none.
-
-- Each edit works like Edit, on the result of the ones before it.
-- Prefer it to several Edit calls on the same file.
-- To create a file, give one edit with an empty `old_string` and the content as `new_string`.
-"""
-
-    def to_engine(self, params: MultiEditParams) -> dict[str, Any]:
-        edits = [
-            {"old_string": e.old_string, "new_string": e.new_string, "replace_all": e.replace_all} for e in params.edits
-        ]
-        return {"file_path": params.file_path, "edits": edits}
-
-
-# --- Glob, Grep, LS -----------------------------------------------------------------------------
+# --- Glob, Grep ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -148,7 +33,7 @@ class GlobParams:
     path: str | None = param("The directory to search (default: the working directory)", None)
 
 
-class Glob(ProfileTool):
+class Glob(ClaudeTool):
     name = "Glob"
     engine = "glob"
     read_only = True
@@ -160,7 +45,11 @@ class Glob(ProfileTool):
 """
 
     def to_engine(self, params: GlobParams) -> dict[str, Any]:
-        return _drop_none({"pattern": params.pattern, "path": params.path})
+        return drop_none({"pattern": params.pattern, "path": params.path})
+
+
+def _context_lines(description: str, alias: str | None = None) -> Any:
+    return param(description, None, minimum=0, maximum=MAX_CONTEXT_LINES, alias=alias)
 
 
 @dataclass(frozen=True)
@@ -168,195 +57,190 @@ class GrepParams:
     pattern: str = param("The regular expression to search for (ripgrep syntax)", minLength=1)
     path: str | None = param("The file or directory to search (default: the working directory)", None)
     glob: str | None = param('Only files matching this glob, e.g. "*.js" or "*.{ts,tsx}"', None)
-    type: str | None = param('Only files of this ripgrep type, e.g. "py", "js", "rust"', None, minLength=1)
     output_mode: Literal["content", "files_with_matches", "count"] = param(
         "content: matching lines; files_with_matches: file paths only; count: matches per file",
         "files_with_matches",
     )
+    before: int | None = _context_lines("Lines of context before each match (content mode)", "-B")
+    after: int | None = _context_lines("Lines of context after each match (content mode)", "-A")
+    context_alias: int | None = _context_lines("The same as context", "-C")
+    context: int | None = _context_lines("Lines of context before and after each match (content mode)")
+    line_numbers: bool | None = param("Show line numbers (content mode; always shown here)", None, alias="-n")
     case_insensitive: bool = param("Ignore case", False, alias="-i")
-    line_numbers: bool = param("Show line numbers (content mode; always shown)", True, alias="-n")
-    after: int | None = param(
-        "Lines of context after each match (content mode)", None, minimum=0, maximum=MAX_CONTEXT_LINES, alias="-A"
-    )
-    before: int | None = param(
-        "Lines of context before each match (content mode)", None, minimum=0, maximum=MAX_CONTEXT_LINES, alias="-B"
-    )
-    context: int | None = param(
-        "Lines of context around each match (content mode)", None, minimum=0, maximum=MAX_CONTEXT_LINES, alias="-C"
-    )
-    multiline: bool = param("Let patterns span lines ('.' matches newlines too)", False)
+    only_matching: bool = param("Only the matched parts (not supported here: whole lines are shown)", False,
+                                alias="-o")  # fmt: skip
+    type: str | None = param('Only files of this ripgrep type, e.g. "py", "js", "rust"', None, minLength=1)
     head_limit: int | None = param(
-        "Show only the first N entries (lines, files or counts)", None, minimum=1, maximum=MAX_HEAD_LIMIT
-    )
+        f"Show only the first N entries (default {DEFAULT_HEAD_LIMIT}; 0: as many as one call shows, "
+        f"{MAX_HEAD_LIMIT})", None, minimum=0,
+    )  # fmt: skip
     offset: int = param("Skip the first N entries (to page with head_limit)", 0, minimum=0)
+    multiline: bool = param("Let patterns span lines ('.' matches newlines too)", False)
 
 
-class Grep(ProfileTool):
+class Grep(ClaudeTool):
     name = "Grep"
     engine = "grep"
     read_only = True
     Params = GrepParams
-    description = """Searches file contents with ripgrep; respects .gitignore.
+    description = f"""Searches file contents with ripgrep; respects .gitignore.
 
 - `output_mode`: "files_with_matches" (default, paths newest first), "content" (matching lines
-  with line numbers; `-A`/`-B`/`-C` add context), or "count" (matches per file).
+  with line numbers; `-A`/`-B`/`context` add context), or "count" (matches per file).
 - Filter files with `glob` or `type`; `-i` ignores case; `multiline` lets a pattern span lines.
-- Page with `head_limit` and `offset`.
+- Page with `head_limit` (default {DEFAULT_HEAD_LIMIT}; 0 for the most one call shows) and `offset`.
 - Always use Grep for searching; do not run grep or rg through Bash.
 """
 
-    def to_engine(self, params: GrepParams) -> dict[str, Any]:
-        return _drop_none({
+    async def run(self, params: GrepParams, ctx: ToolContext) -> ToolResponse:
+        notes = []
+        if params.only_matching:
+            notes.append(not_supported("-o", "whole matching lines are shown"))
+        if params.line_numbers is False:
+            notes.append(not_supported("-n: false", "line numbers are always shown"))
+        limit = DEFAULT_HEAD_LIMIT if params.head_limit is None else params.head_limit
+        if limit == 0 or limit > MAX_HEAD_LIMIT:
+            limit = MAX_HEAD_LIMIT
+        context = params.context if params.context is not None else params.context_alias
+        values = drop_none({
             "pattern": params.pattern, "path": params.path, "include": params.glob, "type": params.type,
             "output_mode": params.output_mode, "case_insensitive": params.case_insensitive,
-            "after": params.after, "before": params.before, "context": params.context,
-            "multiline": params.multiline, "head_limit": params.head_limit, "offset": params.offset,
+            "after": params.after, "before": params.before, "context": context,
+            "multiline": params.multiline, "head_limit": limit, "offset": params.offset,
         })  # fmt: skip
+        return with_notes(await self.engine_call("grep", values, ctx), notes)
 
 
-@dataclass(frozen=True)
-class LsParams:
-    path: str = param("The absolute path of the directory to list", minLength=1)
-    ignore: list[str] = param("Glob patterns to leave out", [])
-
-
-class LS(ProfileTool):
-    name = "LS"
-    engine = "ls"
-    read_only = True
-    Params = LsParams
-    description = """Lists a directory as a tree; respects .gitignore and skips the usual noise.
-
-- Prefer Glob and Grep when you know what you are looking for.
-"""
-
-    def to_engine(self, params: LsParams) -> dict[str, Any]:
-        return {"path": params.path, "ignore": params.ignore}
-
-
-# --- Bash and its background shells -------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class BashParams:
-    command: str = param("The command to run", minLength=1)
-    timeout: int | None = param("Timeout in milliseconds (max 600000)", None, minimum=1, maximum=600_000)
-    description: str | None = param("A few words on what the command does", None)
-    run_in_background: bool = param("Run it in the background; read it with BashOutput, stop it with KillShell", False)
-
-
-class Bash(ProfileTool):
-    name = "Bash"
-    engine = "bash"
-    open_world = True
-    Params = BashParams
-    description = """Runs a command in a persistent bash shell (the working directory and exported
-variables carry over between calls).
-
-- Use Read, Write, Edit, Glob and Grep instead of cat, sed, echo, find and grep.
-- Long-running programs (servers, watchers, long builds) go in the background with
-  `run_in_background`; `cmd &` inside a normal call is stopped when the call ends.
-- Independent commands are best sent as separate calls, not chained with &&.
-"""
-
-    def to_engine(self, params: BashParams) -> dict[str, Any]:
-        return _drop_none({
-            "command": params.command, "timeout": params.timeout, "description": params.description,
-            "run_in_background": params.run_in_background or None,
-        })  # fmt: skip
-
-
-@dataclass(frozen=True)
-class BashOutputParams:
-    bash_id: str = param("The id of the background shell (from Bash with run_in_background)", minLength=1)
-
-
-class BashOutput(ProfileTool):
-    name = "BashOutput"
-    engine = "job_output"
-    read_only = True
-    Params = BashOutputParams
-    description = """Returns the new output of a background shell since it was last read, and its state
-(running, or exited with its code).
-"""
-
-    def to_engine(self, params: BashOutputParams) -> dict[str, Any]:
-        return {"job_id": params.bash_id}
-
-
-@dataclass(frozen=True)
-class KillShellParams:
-    shell_id: str = param("The id of the background shell to stop", minLength=1)
-
-
-class KillShell(ProfileTool):
-    name = "KillShell"
-    engine = "job_kill"
-    Params = KillShellParams
-    description = "Stops a background shell and everything it started; returns its last output.\n"
-
-    def to_engine(self, params: KillShellParams) -> dict[str, Any]:
-        return {"job_id": params.shell_id}
-
-
-# --- NotebookEdit, WebFetch ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class NotebookEditParams:
-    notebook_path: str = param("The absolute path of the .ipynb file", minLength=1)
-    new_source: str = param("The cell's new source (ignored for delete)")
-    cell_id: str | None = param("The id of the cell to change, or to insert after", None, minLength=1)
-    cell_type: Literal["code", "markdown"] | None = param("The cell's type (required for insert)", None)
-    edit_mode: Literal["replace", "insert", "delete"] = param("What to do with the cell", "replace")
-
-
-class NotebookEdit(ProfileTool):
-    name = "NotebookEdit"
-    engine = "notebook_edit"
-    Params = NotebookEditParams
-    description = """Changes one cell of a Jupyter notebook: replace its source, insert a cell, or delete one.
-
-- Read the notebook first; cells are addressed by id. The edited cell's outputs are cleared;
-  every other cell is kept as it was.
-"""
-
-    def to_engine(self, params: NotebookEditParams) -> dict[str, Any]:
-        return _drop_none({
-            "file_path": params.notebook_path, "new_source": params.new_source, "cell_id": params.cell_id,
-            "cell_type": params.cell_type, "edit_mode": params.edit_mode,
-        })  # fmt: skip
+# --- WebFetch -----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class WebFetchParams:
     url: str = param("The URL to fetch", minLength=1)
-    prompt: str = param("What to look for in the page")
+    prompt: str = param("What to find or do with the page")
+    offset: int = param("The character position in the page text to read on from (the last result names it)", 0,
+                        minimum=0)  # fmt: skip
 
 
-class WebFetch(ProfileTool):
+class WebFetch(ClaudeTool):
     name = "WebFetch"
     engine = "fetch"
     read_only = True
     open_world = True
     Params = WebFetchParams
-    description = """Fetches a URL and returns the page as markdown.
+    description = """Fetches a URL and applies `prompt` to the page.
 
-- The page itself is returned: `prompt` is not applied by a model here, so read the page for it.
+- Where the host offers no model for the page, the page itself (as markdown) comes back with the
+  prompt restated: answer it from the page. A long page is read on with `offset`.
 - Responses over 5 MB and binary content are refused.
 """
 
-    def to_engine(self, params: WebFetchParams) -> dict[str, Any]:
-        return {"url": params.url, "format": "markdown"}
-
-    def render(self, response: ToolResponse, params: WebFetchParams) -> ToolResponse:
-        if response.is_error:
-            return response
-        note = "(The prompt was not applied: this is the page itself. Look in it for what you asked.)\n\n"
-        return ToolResponse(note + response.content, response.is_error, response.metadata, response.images)
+    async def run(self, params: WebFetchParams, ctx: ToolContext) -> ToolResponse:
+        return await fetch_for_prompt(self, params.url, params.prompt, ctx, params.offset)
 
 
-TOOLS = [
-    Read(), Write(), Edit(), MultiEdit(), Glob(), Grep(), Bash(), BashOutput(), KillShell(),
-    NotebookEdit(), WebFetch(), LS(),
+# --- TodoWrite, AskUserQuestion -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TodoItem:
+    content: str = param("What to do", minLength=1)
+    status: Literal["pending", "in_progress", "completed"] = param("pending, in_progress or completed")
+    active_form: str = param('The step as it is being done, e.g. "Running the tests"', alias="activeForm")
+
+
+@dataclass(frozen=True)
+class TodoWriteParams:
+    todos: list[TodoItem] = param("The updated todo list: it replaces the one before")
+
+
+class TodoWrite(ClaudeTool):
+    name = "TodoWrite"
+    engine = "plan"
+    read_only = True
+    idempotent = True
+    Params = TodoWriteParams
+    description = """Writes your todo list for the task; the user sees it as you work.
+
+- Send the whole list each time. One item in_progress at a time; mark items completed as soon as
+  they are done. Use it for tasks of three steps or more.
+"""
+
+    async def run(self, params: TodoWriteParams, ctx: ToolContext) -> ToolResponse:
+        items = [{"content": t.content, "status": t.status, "active_form": t.active_form} for t in params.todos]
+        return await update_plan(self, items, None, ctx)
+
+
+@dataclass(frozen=True)
+class AskOption:
+    label: str = param("The choice as the user sees it (1-5 words)", minLength=1)
+    description: str = param("What choosing it means")
+    preview: str | None = param("Content shown when the option is focused (a mockup, a snippet)", None)
+
+
+@dataclass(frozen=True)
+class AskQuestion:
+    question: str = param("The question, ending with a question mark", minLength=1)
+    header: str = param("A very short label (at most 12 characters)")
+    options: list[AskOption] = param("2-4 distinct choices ('Other' is added by the host)", minItems=2, maxItems=4)
+    multi_select: bool = param("Let the user choose several options", alias="multiSelect")
+
+
+@dataclass(frozen=True)
+class AnswerNote:
+    preview: str | None = param("The preview of the selected option", None)
+    notes: str | None = param("The user's notes on their selection", None)
+
+
+@dataclass(frozen=True)
+class AskMetadata:
+    source: str | None = param("Where the question comes from (for tracking; not shown)", None)
+
+
+@dataclass(frozen=True)
+class AskUserQuestionParams:
+    questions: list[AskQuestion] = param("The questions (1-4)", minItems=1, maxItems=4)
+    answers: dict[str, str] | None = param("Answers the host already collected, by question text", None)
+    annotations: dict[str, AnswerNote] | None = param("The user's notes per question, by question text", None)
+    metadata: AskMetadata | None = param("Tracking data (not shown to the user)", None)
+
+
+class AskUserQuestion(ClaudeTool):
+    name = "AskUserQuestion"
+    engine = "question"
+    read_only = True
+    Params = AskUserQuestionParams
+    description = """Asks the user questions with choices and waits for the answers.
+
+- Ask when the task depends on a choice only the user can make; each question has 2-4 options
+  and the user may always answer in their own words. If the host cannot ask, the result says so
+  at once: then decide yourself and say what you assumed.
+"""
+
+    async def run(self, params: AskUserQuestionParams, ctx: ToolContext) -> ToolResponse:
+        if params.answers and all(q.question in params.answers for q in params.questions):
+            return _given_answers(params)
+        questions = [  # an option's preview goes with its description: the host shows that
+            Question(q.question, q.header, tuple(
+                Choice(o.label, o.description + (f"\n\n{o.preview}" if o.preview else "")) for o in q.options
+            ), q.multi_select)
+            for q in params.questions
+        ]  # fmt: skip
+        return await ask_questions(self, questions, ctx)
+
+
+def _given_answers(params: AskUserQuestionParams) -> ToolResponse:
+    """The answers the host collected before the call (the product's ``answers``), as the model reads them."""
+    assert params.answers is not None
+    lines = ["The user answered:"]
+    for number, q in enumerate(params.questions, 1):
+        note = (params.annotations or {}).get(q.question)
+        extra = f" (notes: {note.notes})" if note is not None and note.notes else ""
+        lines.append(f"{number}. {q.question}\n   → {params.answers[q.question]}{extra}")
+    answers = [{"question": q.question, "text": params.answers[q.question]} for q in params.questions]
+    return ToolResponse("\n".join(lines), metadata={"declined": False, "answers": answers})
+
+
+TOOLS: list[ProfileTool] = [
+    *FILE_TOOLS[:3], Glob(), Grep(), *FILE_TOOLS[3:], WebFetch(), TodoWrite(), AskUserQuestion(),
 ]  # fmt: skip

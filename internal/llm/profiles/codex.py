@@ -1,28 +1,35 @@
-"""The codex profile: apply_patch, exec_command, write_stdin, read_file, list_dir and grep_files,
-in the shapes Codex's GPT models were trained on.
+"""The codex profile: the tools of Codex's tool specs (``codex-rs/core/src/tools/spec.rs`` of
+openai/codex, at the commit pinned in testdata/conformance/codex-tools.json): apply_patch,
+exec_command, write_stdin, shell and shell_command (here), read_file, list_dir, grep_files,
+update_plan and request_user_input (codex_tools.py), with every input property the specs declare.
 
 apply_patch takes the patch as one free-form string. To the OpenAI Responses API it is declared
 as a custom tool whose input is constrained by :data:`PATCH_GRAMMAR` (Lark); to every other
 provider as a function with one ``input`` string. exec_command and write_stdin run on the
 background-job mechanism: a command that is still running after ``yield_time_ms`` keeps running
-as a session the model can write to.
+as a session (a number, as the product's) the model can write to. Their output is counted from
+the whole output of the call: the token estimate and the lines left out are of what the
+program printed, not of a shortened copy. As in the product, apply_patch needs no prior read.
 """
 
 from __future__ import annotations
 
-import asyncio
+import os
 import shlex
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from ...truncate import cap_tokens, estimate_tokens
+from ...shell.job import Job
+from ...truncate import cap_tokens, estimate_tokens, strip_ansi
+from ...vocabulary import speaking
+from ..tools.command_call import start_background_job
 from ..tools.context import ToolContext
 from ..tools.contract import ToolResponse
-from ..tools.grep import MAX_HEAD_LIMIT
 from ..tools.params import param
-from ..tools.runner import run_engine_tool
-from .base import ProfileTool, one_based_offsets
+from .base import ProfileTool, drop_none, not_supported, with_notes
+from .codex_tools import TOOLS as READING_TOOLS
+from .codex_tools import CodexTool
 
 #: Our patch format (diff/patch.py) as a Lark grammar, for providers that constrain a free-form
 #: tool's input. It describes the canonical form; the parser also tolerates more (surrounding
@@ -55,8 +62,11 @@ MAX_YIELD_MS = 60_000
 #: Output shown per call when the model sets no ``max_output_tokens``.
 DEFAULT_MAX_OUTPUT_TOKENS = 10_000
 
-_HEADER_END = "\n\n"
-_EMPTY_READS = ("(no new output)", "(no output yet)")
+#: Output that pauses this long after arriving counts as a finished burst (an early return).
+QUIET_S = 0.1
+#: shell and shell_command: the timeout when none is given, and the most a foreground command runs.
+DEFAULT_TIMEOUT_MS = 10_000
+MAX_TIMEOUT_MS = 600_000
 
 
 # --- apply_patch --------------------------------------------------------------------------------
@@ -67,7 +77,7 @@ class ApplyPatchParams:
     input: str = param("The whole patch, from '*** Begin Patch' to '*** End Patch'", minLength=1)
 
 
-class ApplyPatch(ProfileTool):
+class ApplyPatch(CodexTool):
     name = "apply_patch"
     engine = "patch"
     grammar = PATCH_GRAMMAR
@@ -87,7 +97,7 @@ class ApplyPatch(ProfileTool):
 - `@@` lines (optionally with a line of context, like a function header) start each chunk;
   chunk lines start with " " (context), "-" (removed) or "+" (added). Give 3 lines of context.
 - `*** Move to: new/path` right after an Update File line renames the file.
-- Files to update or delete must have been read first; nothing is written if any part fails.
+- Nothing is written if any part fails.
 """
 
     def to_engine(self, params: ApplyPatchParams) -> dict[str, Any]:
@@ -97,21 +107,46 @@ class ApplyPatch(ProfileTool):
 # --- exec_command and write_stdin ---------------------------------------------------------------
 
 
+def _yield(description: str = "How long to wait for output before returning, in ms") -> Any:
+    return param(description, DEFAULT_YIELD_MS, minimum=0, maximum=MAX_YIELD_MS)
+
+
+def _max_tokens() -> Any:
+    return param("At most this many tokens of output (estimated as bytes / 4)", DEFAULT_MAX_OUTPUT_TOKENS, minimum=1)
+
+
+def _sandbox_permissions() -> Any:
+    return param("require_escalated asks to run outside the sandbox (not honoured here)", "use_default")
+
+
+def _justification() -> Any:
+    return param("Why escalation is needed (with require_escalated)", None)
+
+
+def _prefix_rule() -> Any:
+    return param("A command prefix to allow from now on (with require_escalated)", None)
+
+
+def _timeout_ms() -> Any:
+    return param(f"Timeout in ms (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS})", None, minimum=1,
+                 maximum=MAX_TIMEOUT_MS)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class ExecCommandParams:
     cmd: str = param("The shell command to run", minLength=1)
     workdir: str | None = param("The directory to run it in (default: the session's working directory)", None)
-    yield_time_ms: int = param(
-        "How long to wait for output before returning; a command still running keeps running as a session",
-        DEFAULT_YIELD_MS, minimum=0, maximum=MAX_YIELD_MS,
-    )  # fmt: skip
-    max_output_tokens: int = param(
-        "At most this many tokens of output (estimated as bytes / 4)", DEFAULT_MAX_OUTPUT_TOKENS, minimum=1
-    )
+    shell: str | None = param("The shell to run it with (default: bash)", None)
+    login: bool = param("Run the shell as a login shell (the session's environment is used here)", True)
     tty: bool = param("Run on a pseudo-terminal (REPLs, prompts, programs that check isatty)", False)
+    yield_time_ms: int = _yield()
+    max_output_tokens: int = _max_tokens()
+    sandbox_permissions: Literal["use_default", "require_escalated"] = _sandbox_permissions()
+    justification: str | None = _justification()
+    prefix_rule: list[str] | None = _prefix_rule()
 
 
-class ExecCommand(ProfileTool):
+class ExecCommand(CodexTool):
     name = "exec_command"
     engine = "bash"
     open_world = True
@@ -119,36 +154,40 @@ class ExecCommand(ProfileTool):
     description = """Runs a shell command and returns its output.
 
 - Waits up to `yield_time_ms` for it to finish. A command still running then keeps running: the
-  result gives its `session_id`, and write_stdin reads more output or types into it (with
-  `tty: true` for REPLs and prompts).
+  result gives its `session_id` (a number), and write_stdin reads more output or types into it
+  (with `tty: true` for REPLs and prompts).
 - Output over `max_output_tokens` keeps its beginning and end.
 """
 
     async def run(self, params: ExecCommandParams, ctx: ToolContext) -> ToolResponse:
         command = params.cmd
+        if params.shell and os.path.basename(params.shell) != "bash":
+            command = f"{shlex.quote(params.shell)} -c {shlex.quote(command)}"
         if params.workdir:
             command = f"cd -- {shlex.quote(params.workdir)} && {command}"
-        started = await run_engine_tool(
-            "bash", {"command": command, "run_in_background": True, "tty": params.tty}, ctx
-        )
-        if started.is_error or "job_id" not in started.metadata:
-            return started
-        first = _output_of(started.content.split(_HEADER_END, 1)[-1])
-        job_id = str(started.metadata["job_id"])
-        return await _collect(job_id, first, params.yield_time_ms, params.max_output_tokens, ctx)
+        with speaking(self.vocabulary):
+            job = await start_background_job(command, ctx, tool="bash", tty=params.tty, timeout_ms=None,
+                                             description=None)  # fmt: skip
+        response = await _collect(job, params.yield_time_ms, params.max_output_tokens, 0)
+        return with_notes(response, _escalation(params.sandbox_permissions))
+
+
+def _escalation(permissions: str) -> list[str]:
+    if permissions != "require_escalated":
+        return []
+    return [not_supported("sandbox_permissions=require_escalated", "the sandbox is the host's setting; the "
+                          "command ran with the session's settings")]  # fmt: skip
 
 
 @dataclass(frozen=True)
 class WriteStdinParams:
-    session_id: str = param("The session_id exec_command returned", minLength=1)
+    session_id: int = param("The session_id exec_command returned", minimum=0)
     chars: str = param("What to type (may be empty, to just read more output); \\n presses Enter", "")
-    yield_time_ms: int = param("How long to wait for output", DEFAULT_YIELD_MS, minimum=0, maximum=MAX_YIELD_MS)
-    max_output_tokens: int = param(
-        "At most this many tokens of output (estimated as bytes / 4)", DEFAULT_MAX_OUTPUT_TOKENS, minimum=1
-    )
+    yield_time_ms: int = _yield()
+    max_output_tokens: int = _max_tokens()
 
 
-class WriteStdin(ProfileTool):
+class WriteStdin(CodexTool):
     name = "write_stdin"
     engine = "job_input"
     open_world = True
@@ -160,116 +199,133 @@ class WriteStdin(ProfileTool):
 """
 
     async def run(self, params: WriteStdinParams, ctx: ToolContext) -> ToolResponse:
-        first = ""
+        job_id = f"j{params.session_id}"
+        with speaking(self.vocabulary):
+            job = ctx.jobs.get(job_id)
+        start = job.total_bytes - job.unread()  # this call's output starts here (job_input reads some)
         if params.chars:
-            sent = await run_engine_tool(
-                "job_input", {"job_id": params.session_id, "text": params.chars, "wait_ms": 0}, ctx
-            )
+            sent = await self.engine_call("job_input", {"job_id": job_id, "text": params.chars, "wait_ms": 0}, ctx)
             if sent.is_error:
                 return sent
-            first = _output_of(sent.content)
-        return await _collect(params.session_id, first, params.yield_time_ms, params.max_output_tokens, ctx)
+        return await _collect(job, params.yield_time_ms, params.max_output_tokens, start)
 
 
-async def _collect(job_id: str, first: str, yield_ms: int, max_tokens: int, ctx: ToolContext) -> ToolResponse:
-    """Output until the job ends or ``yield_ms`` passes, in Codex's result shape."""
-    chunks = [first]
+def session_number(job_id: str) -> int:
+    """A job's id ("j3") as the number the product calls a session id (3)."""
+    return int(job_id.lstrip("j"))
+
+
+async def _collect(job: Job, yield_ms: int, max_tokens: int, start: int) -> ToolResponse:
+    """The job's output from byte ``start`` until it ends or ``yield_ms`` passes, in Codex's result
+    shape. The estimate and the cut are made on the whole output of this call: read back from the
+    job's spill file, which holds every byte (what the in-memory ring let go, and what sending the
+    input read), else what the reads returned."""
     deadline = time.monotonic() + yield_ms / 1000
-    metadata: dict[str, Any] = {}
-    while True:
-        wait_ms = max(0, round((deadline - time.monotonic()) * 1000))
-        read = await run_engine_tool("job_output", {"job_id": job_id, "wait_ms": wait_ms}, ctx)
-        if read.is_error:
-            return read
-        metadata = read.metadata
-        chunks.append(_output_of(read.content))
-        if metadata.get("state") != "running" or wait_ms == 0:
+    while job.running:
+        left = deadline - time.monotonic()
+        if left <= 0:
             break
-        await asyncio.sleep(0)
-    output = "".join(chunks)
+        await job.wait_output(job.version, left, QUIET_S)
+    texts = []
+    while True:  # mark this call's output read; one read may not drain the ring while output arrives
+        texts.append(job.read_delta().text)
+        if not job.unread():
+            break
+    output = _spilled(job, start, job.total_bytes)
+    if output is None:
+        output = "".join(texts)
     bounded = cap_tokens(output, max_tokens)
-    if metadata.get("state") == "running":
-        status = f"Process running with session ID {job_id}"
-    elif metadata.get("exit_code") is not None:
-        status = f"Process exited with code {metadata['exit_code']}"
+    if job.running:
+        status = f"Process running with session ID {session_number(job.id)}"
+    elif job.exit_code is not None:
+        status = f"Process exited with code {job.exit_code}"
     else:
-        status = f"Process {metadata.get('state', 'ended')}"
+        status = f"Process {job.state}"
     lines = [status]
     if bounded.truncated:
         lines.append(f"Original token count: {estimate_tokens(output)}")
     text = "\n".join(lines) + "\nOutput:\n" + bounded.text
-    return ToolResponse(text, metadata={**metadata, "session_id": job_id, "truncated": bounded.truncated})
+    metadata = {
+        "session_id": session_number(job.id), "state": job.state, "exit_code": job.exit_code,
+        "truncated": bounded.truncated, "output_tokens": estimate_tokens(output),
+        "full_output_path": str(job.spill_path),
+    }  # fmt: skip
+    return ToolResponse(text, metadata=metadata)
 
 
-def _output_of(report: str) -> str:
-    """The program's output in a job tool's report: without the state line that ends it."""
-    body, _, _status = report.rpartition(_HEADER_END)
-    body = body if _status.startswith("Job ") else report
-    return "" if body.strip() in _EMPTY_READS else body + ("\n" if body and not body.endswith("\n") else "")
+def _spilled(job: Job, start: int, end: int) -> str | None:
+    """Bytes ``start``..``end`` of the job's output from its spill file, as a read shows them (a
+    terminal's escapes removed); None when the file lacks them (unreadable, or past its cap)."""
+    try:
+        with open(job.spill_path, "rb") as handle:
+            handle.seek(start)
+            data = handle.read(end - start)
+    except OSError:
+        return None
+    if len(data) != end - start:
+        return None
+    text = data.decode("utf-8", "replace")
+    return strip_ansi(text.replace("\r\n", "\n")) if job.tty else text
 
 
-# --- read_file, list_dir, grep_files ------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ReadFileParams:
-    file_path: str = param("The absolute path of the file", minLength=1)
-    offset: int = param("The 1-based line number to start at", 1, minimum=1)
-    limit: int = param("How many lines to read", 2000, minimum=1)
-
-
-class ReadFile(ProfileTool):
-    name = "read_file"
-    engine = "view"
-    read_only = True
-    Params = ReadFileParams
-    description = "Reads a file with line numbers, from the 1-based line `offset`, `limit` lines.\n"
-
-    def to_engine(self, params: ReadFileParams) -> dict[str, Any]:
-        return {"file_path": params.file_path, "offset": params.offset - 1, "limit": params.limit}
-
-    def render(self, response: ToolResponse, params: ReadFileParams) -> ToolResponse:
-        return one_based_offsets(response)
+# --- shell and shell_command ---------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class ListDirParams:
-    dir_path: str = param("The absolute path of the directory", minLength=1)
-    depth: int = param("How many levels to list", 2, minimum=1)
+class ShellParams:
+    command: list[str] = param('The program and its arguments, e.g. ["bash", "-lc", "ls -a"]', minItems=1)
+    workdir: str | None = param("The directory to run it in", None)
+    timeout_ms: int | None = _timeout_ms()
+    sandbox_permissions: Literal["use_default", "require_escalated"] = _sandbox_permissions()
+    justification: str | None = _justification()
+    prefix_rule: list[str] | None = _prefix_rule()
 
 
-class ListDir(ProfileTool):
-    name = "list_dir"
-    engine = "ls"
-    read_only = True
-    Params = ListDirParams
-    description = "Lists a directory as a tree to `depth` levels; respects .gitignore.\n"
+class Shell(CodexTool):
+    name = "shell"
+    engine = "bash"
+    open_world = True
+    Params = ShellParams
+    description = """Runs a program with its arguments (most commands as ["bash", "-lc", "<script>"]) and
+returns its output. Set `workdir` rather than using cd.
+"""
 
-    def to_engine(self, params: ListDirParams) -> dict[str, Any]:
-        return {"path": params.dir_path, "depth": params.depth}
+    async def run(self, params: ShellParams, ctx: ToolContext) -> ToolResponse:
+        argv = params.command
+        script = argv[2] if len(argv) == 3 and os.path.basename(argv[0]) == "bash" and argv[1] in ("-lc", "-c") \
+            else shlex.join(argv)  # fmt: skip
+        response = await _run_script(self, script, params.workdir, params.timeout_ms, ctx)
+        return with_notes(response, _escalation(params.sandbox_permissions))
 
 
 @dataclass(frozen=True)
-class GrepFilesParams:
-    pattern: str = param("The regular expression to search for", minLength=1)
-    include: str | None = param('Only files matching this glob, e.g. "*.rs"', None)
-    path: str | None = param("The directory to search (default: the working directory)", None)
-    limit: int = param("At most this many files", 100, minimum=1, maximum=MAX_HEAD_LIMIT)
+class ShellCommandParams:
+    command: str = param("The shell script to run", minLength=1)
+    workdir: str | None = param("The directory to run it in", None)
+    login: bool = param("Run as a login shell (the session's environment is used here)", True)
+    timeout_ms: int | None = _timeout_ms()
+    sandbox_permissions: Literal["use_default", "require_escalated"] = _sandbox_permissions()
+    justification: str | None = _justification()
+    prefix_rule: list[str] | None = _prefix_rule()
 
 
-class GrepFiles(ProfileTool):
-    name = "grep_files"
-    engine = "grep"
-    read_only = True
-    Params = GrepFilesParams
-    description = "Lists the files whose contents match `pattern`, newest first; respects .gitignore.\n"
+class ShellCommand(CodexTool):
+    name = "shell_command"
+    engine = "bash"
+    open_world = True
+    Params = ShellCommandParams
+    description = "Runs a shell script and returns its output. Set `workdir` rather than using cd.\n"
 
-    def to_engine(self, params: GrepFilesParams) -> dict[str, Any]:
-        values = {
-            "pattern": params.pattern, "include": params.include, "path": params.path,
-            "output_mode": "files_with_matches", "head_limit": params.limit,
-        }  # fmt: skip
-        return {key: value for key, value in values.items() if value is not None}
+    async def run(self, params: ShellCommandParams, ctx: ToolContext) -> ToolResponse:
+        response = await _run_script(self, params.command, params.workdir, params.timeout_ms, ctx)
+        return with_notes(response, _escalation(params.sandbox_permissions))
 
 
-TOOLS = [ApplyPatch(), ExecCommand(), WriteStdin(), ReadFile(), ListDir(), GrepFiles()]
+async def _run_script(tool: CodexTool, script: str, workdir: str | None, timeout_ms: int | None,
+                      ctx: ToolContext) -> ToolResponse:  # fmt: skip
+    command = f"cd -- {shlex.quote(workdir)} && {script}" if workdir else script
+    return await tool.engine_call("bash", drop_none({"command": command, "timeout": timeout_ms or DEFAULT_TIMEOUT_MS}),
+                                  ctx)  # fmt: skip
+
+
+TOOLS: list[ProfileTool] = [ApplyPatch(), ExecCommand(), WriteStdin(), Shell(), ShellCommand(), *READING_TOOLS]

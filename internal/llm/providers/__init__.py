@@ -33,10 +33,33 @@ def _module(provider: str) -> ModuleType:
     return modules[provider]
 
 
-def declarations(provider: str, tools: Iterable[ToolInfo]) -> list[dict[str, Any]]:
-    """The value of the request's ``tools`` field for ``provider``."""
-    result: list[dict[str, Any]] = _module(provider).declarations(list(tools))
+class DeclarationError(ValueError):
+    """Tools that cannot be declared to a provider: its own check (:func:`check_declaration`)
+    rejects what the export would print. The message names each tool and what breaks the rule."""
+
+
+def declarations(provider: str, tools: Iterable[ToolInfo], *, strict: bool = False) -> list[dict[str, Any]]:
+    """The value of the request's ``tools`` field for ``provider``. ``strict`` (Anthropic) marks
+    each tool whose schema strict tool use can express ``strict: true`` (see anthropic_strict.py;
+    OpenAI's strict mode is chosen per tool always). Raises :class:`DeclarationError` rather than
+    return a declaration the provider's rules reject."""
+    module = _module(provider)
+    result: list[dict[str, Any]] = (
+        module.declarations(list(tools), strict=strict) if provider == "anthropic" else module.declarations(list(tools))
+    )
+    problems = [problem for declared in result for problem in _named(declared, module.check(declared))]
+    if problems:
+        raise DeclarationError(
+            f"these tools cannot be declared to {provider}: " + "; ".join(problems) + ". Offer them with another "
+            "profile (the default profile's tools declare to every provider), or leave these tools out."
+        )
     return result
+
+
+def _named(declared: dict[str, Any], problems: list[str]) -> list[str]:
+    """``problems`` each prefixed with the tool's name where the check did not name it."""
+    name = declared.get("name") or (declared.get("function") or {}).get("name")
+    return [problem if not name or problem.startswith(f"{name}:") else f"{name}: {problem}" for problem in problems]
 
 
 def tool_result_for(provider: str, response: ToolResponse, call: ToolCall) -> dict[str, Any]:
@@ -61,4 +84,7 @@ def check_declaration(provider: str, declaration: dict[str, Any]) -> list[str]:
     return problems
 
 
-__all__ = ["PROVIDERS", "ToolCall", "check_declaration", "declarations", "parse_tool_call", "tool_result_for"]
+__all__ = [
+    "PROVIDERS", "DeclarationError", "ToolCall", "check_declaration", "declarations", "parse_tool_call",
+    "tool_result_for",
+]  # fmt: skip

@@ -1,8 +1,10 @@
 """Anthropic Messages API: ``tools[]`` entries, ``tool_use`` blocks in, ``tool_result`` blocks out.
 
-Declarations carry the schema as ``input_schema`` unchanged (the API takes JSON Schema). A
-result is a ``tool_result`` content block for the next user message: the text, then each image
-as an ``image`` block with a base64 source; ``is_error`` is set on failures.
+Declarations carry the schema as ``input_schema`` unchanged (the API takes JSON Schema); asked
+for strict tool use, a tool whose schema its subset can express is declared ``strict: true``
+with that form (anthropic_strict.py), the others as they are. A result is a ``tool_result``
+content block for the next user message: the text, then each image as an ``image`` block with a
+base64 source; ``is_error`` is set on failures.
 """
 
 from __future__ import annotations
@@ -11,13 +13,23 @@ import re
 from typing import Any
 
 from ..tools.contract import ToolInfo, ToolResponse
+from .anthropic_strict import check_strict, strict_schema
 from .calls import ToolCall, require
+
+KEYS = frozenset({"name", "description", "input_schema", "strict"})
 
 NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
-def declarations(tools: list[ToolInfo]) -> list[dict[str, Any]]:
-    return [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
+def declarations(tools: list[ToolInfo], *, strict: bool = False) -> list[dict[str, Any]]:
+    return [declaration(tool, strict=strict) for tool in tools]
+
+
+def declaration(tool: ToolInfo, *, strict: bool = False) -> dict[str, Any]:
+    strict_form = strict_schema(tool.parameters) if strict else None
+    if strict_form is None:
+        return {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
+    return {"name": tool.name, "description": tool.description, "input_schema": strict_form, "strict": True}
 
 
 def tool_result(response: ToolResponse, call: ToolCall) -> dict[str, Any]:
@@ -44,8 +56,12 @@ def parse_call(item: dict[str, Any]) -> ToolCall:
 
 def check(declaration: dict[str, Any]) -> list[str]:
     problems = []
-    if set(declaration) - {"name", "description", "input_schema"}:
-        problems.append(f"unexpected keys {sorted(set(declaration) - {'name', 'description', 'input_schema'})}")
+    if set(declaration) - KEYS:
+        problems.append(f"unexpected keys {sorted(set(declaration) - KEYS)}")
+    if declaration.get("strict") not in (None, True, False):
+        problems.append("strict must be true or false")
+    elif declaration.get("strict"):
+        problems += check_strict(declaration.get("input_schema"))
     if not NAME_RE.match(str(declaration.get("name", ""))):
         problems.append("name must match ^[a-zA-Z0-9_-]{1,64}$")
     if not isinstance(declaration.get("description"), str):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...errors import ToolError
 from ...shell.job_report import report
 from .command_call import (
     DEFAULT_TIMEOUT_MS,
@@ -72,10 +73,9 @@ class BashTool(Tool):
 
     async def run(self, params: BashParams, ctx: ProcessServices) -> ToolResponse:
         if params.tty and not params.run_in_background:
-            return ToolResponse(
+            raise ToolError(
                 "tty: true needs run_in_background: true (a terminal is for a job you talk to with job_input).",
-                is_error=True,
-                metadata={"error": "tty_needs_background"},
+                code="tty_needs_background",
             )
         if params.run_in_background:
             return await _start_job(params, ctx)

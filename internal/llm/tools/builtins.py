@@ -12,6 +12,7 @@ BUILTIN_TOOL_NAMES = (
     *("bash", "job_output", "job_input", "job_kill"),
     *("view", "read_many", "write", "edit", "multiedit", "patch", "notebook_edit"),
     *("glob", "grep", "ls", "lsp", "fetch", "skill", "outline", "symbol_edit"),
+    *("plan", "question"),
 )
 TOOL_MODULES: dict[str, str] = {name: f"{__package__}.{name}" for name in BUILTIN_TOOL_NAMES}
 

@@ -22,6 +22,7 @@ from ...shell.job import Job
 from ...shell.runner import environment, run_command, start_dir
 from ...shell.state import ShellState
 from ...truncate import SpillingBuffer, new_spill_path
+from ...vocabulary import background_hint, param_name, tool_name
 from .context import ProcessServices
 from .contract import ToolResponse
 
@@ -68,14 +69,14 @@ async def run_command_call(
     if output.spilled:
         text += (
             f"\n\n(Output was {output.total_bytes} bytes, {output.newlines} lines; the full output is in "
-            f"{output.path} — read it with view and an offset.)"
+            f"{output.path} — read it with {tool_name('view')} and {param_name('view', 'offset')}.)"
         )
     if result.stopped_background:
         text += "\n\n" + stopped_background_note(result.stopped_background)
     if result.timed_out:
         text += (
             f"\n\nCommand timed out after {timeout_ms} ms. To let a long command (a server, a watcher, a long build) "
-            "keep running, start it with run_in_background: true and read its output with job_output."
+            f"keep running, {background_hint()}"
         )
     elif result.aborted:
         text += "\n\nCommand was aborted"
@@ -113,8 +114,7 @@ async def authorize_command(
     if reason and wrap is None:
         raise ToolError(
             f"Command refused: {reason}. Network access, privilege escalation, system package "
-            "managers and global installs are not available to this tool."
-        )
+            "managers and global installs are not available to this tool.", code="command_refused")
     if always_ask or reason or not policy.is_safe(command):
         shown = description or command
         if reason:  # in the sandbox the list only informs whoever answers the prompt
@@ -187,11 +187,12 @@ def _check_command(command: str) -> None:
     if size > MAX_COMMAND_BYTES:
         raise ToolError(
             f"The command is {size} bytes, over the {MAX_COMMAND_BYTES}-byte limit for one command line. "
-            "Write it to a script file with the write tool and run the script."
+            f"Write it to a script file with the {tool_name('write')} tool and run the script.",
+            code="command_too_large",
         )
     interactive = policy.interactive_reason(command)
     if interactive:
-        raise ToolError(f"Command refused: {interactive}")
+        raise ToolError(f"Command refused: {interactive}", code="command_refused")
 
 
 def _sandbox(ctx: ProcessServices) -> Callable[[list[str], str], list[str]]:
@@ -200,12 +201,12 @@ def _sandbox(ctx: ProcessServices) -> Callable[[list[str], str], list[str]]:
     if bwrap is None:
         raise ToolError(
             "The bash sandbox is on ([bash] sandbox = true) but bubblewrap (bwrap) is not installed: nothing "
-            "was run. Install it (Debian/Ubuntu: apt-get install bubblewrap) or turn the sandbox off."
+            "was run. Install it (Debian/Ubuntu: apt-get install bubblewrap) or turn the sandbox off.",
+            code="sandbox_unavailable",
         )
-    if ctx.shell.sandbox_problem is None:
-        ctx.shell.sandbox_problem = sandbox.probe(bwrap) or ""
-    if ctx.shell.sandbox_problem:
-        raise ToolError(f"The bash sandbox is on but {ctx.shell.sandbox_problem}: nothing was run.")
+    problem = sandbox.unavailable(bwrap)
+    if problem is not None:
+        raise ToolError(f"The bash sandbox is on but {problem}: nothing was run.", code="sandbox_unavailable")
     writable = [from_workspace(ctx.workspace, d) for d in ctx.config.allowed_dirs]
     # Every state directory this process may use: the session's (made now if need be: one that
     # appeared later inside the workspace would be the command's to fill), the temporary one

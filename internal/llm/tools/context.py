@@ -11,7 +11,7 @@ servers — and the type checker holds the tool to it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
@@ -22,7 +22,8 @@ from ...file_tracker import FileTracker
 from ...fsutil import paths as fspaths
 from ...fsutil.locks import PathLocks
 from ...logs import logger
-from ...permission import PermissionRequest, PermissionService
+from ...permission import Answers, PermissionRequest, PermissionService, QuestionRequest
+from ...plan import Plan
 from ...state import StateDir
 from .builtins import BuiltinTools
 from .contract import DiagnosticsSource, Progress, ToolSet
@@ -38,11 +39,19 @@ T = TypeVar("T")
 
 log = logger("toolsmith")
 
-__all__ = ["CallServices", "FileServices", "LspServices", "PathServices", "ProcessServices", "ToolContext"]
+__all__ = [
+    "CallServices", "FileServices", "LspServices", "PathServices", "ProcessServices", "ToolContext", "UserServices",
+    "WebPrompt",
+]  # fmt: skip
 
 
 def _no_progress(message: str, data: dict[str, Any]) -> None:
     return None
+
+
+#: A host's model applied to a fetched page: ``(prompt, url, page text) -> answer``, for the
+#: product tools whose fetch runs a model (claude's WebFetch, gemini's web_fetch).
+WebPrompt = Callable[[str, str, str], Awaitable[str]]
 
 
 class CallServices(Protocol):
@@ -64,6 +73,16 @@ class CallServices(Protocol):
     async def require_permission(
         self, tool: str, action: str, target: str, description: str = "", params: dict[str, Any] | None = None
     ) -> None: ...
+
+
+class UserServices(CallServices, Protocol):
+    """What the session shares with its user: the plan the model keeps (plan) and questions put
+    to the user through the host (question)."""
+
+    @property
+    def plan(self) -> Plan: ...
+
+    async def ask_user(self, request: QuestionRequest) -> Answers: ...
 
 
 class PathServices(CallServices, Protocol):
@@ -90,6 +109,10 @@ class PathServices(CallServices, Protocol):
     def read_roots(self, approved: Path) -> list[Path]: ...
     def read_guard(self, approved: Path) -> Callable[[Path], bool]: ...
     async def require_read_permission(self, tool: str, path: Path) -> Path: ...
+    async def ask_user(self, request: QuestionRequest) -> Answers:
+        """The user's answers, through the host (see permission.PermissionService.ask_user)."""
+        return await self.permissions.ask_user(request)
+
     async def diagnostics_after_view(self, path: Path) -> str: ...
 
 
@@ -195,6 +218,10 @@ class ToolContext:
     state: StateDir = field(default=None)  # type: ignore[assignment]
     #: The tools this session offers (built-ins unless a front door found custom ones).
     tools: ToolSet = field(default_factory=BuiltinTools)
+    #: The model's plan (the plan tool), read by the host through ``Session.plan()``.
+    plan: Plan = field(default_factory=Plan)
+    #: The host's model for a fetched page's prompt (see WebPrompt); None: the page is returned.
+    web_prompt: WebPrompt | None = None
     #: Told of every commit the file tools made (its fsutil.commit.Change list), right after it
     #: succeeded: the session's checkpoints record before-images here (see checkpoints.py).
     on_commit: Callable[[Sequence[Any]], None] | None = None
@@ -317,6 +344,10 @@ class ToolContext:
     ) -> None:
         await self.permissions.require(PermissionRequest(tool, action, target, description, params or {}))
 
+    async def ask_user(self, request: QuestionRequest) -> Answers:
+        """The user's answers, through the host (see permission.PermissionService.ask_user)."""
+        return await self.permissions.ask_user(request)
+
     async def diagnostics_after_view(self, path: Path) -> str:
         if self.lsp is None:
             return ""
@@ -337,6 +368,6 @@ class ToolContext:
             return "(Diagnostics unavailable: the language server failed; see the log.)"
 
 
-def _satisfies_every_view(ctx: ToolContext) -> tuple[LspServices, ProcessServices]:
+def _satisfies_every_view(ctx: ToolContext) -> tuple[LspServices, ProcessServices, UserServices]:
     """Never called: the type checker proves here that the context satisfies every narrow view."""
-    return ctx, ctx
+    return ctx, ctx, ctx

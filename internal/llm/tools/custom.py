@@ -73,7 +73,7 @@ class CustomTool(Tool):
             command += " " + params.args
         # From the workspace root, with the session's environment; a custom tool never moves the
         # session's shell (its cd or exports stay its own).
-        shell = ShellState(cwd=None, env=ctx.shell.env, sandbox_problem=ctx.shell.sandbox_problem)
+        shell = ShellState(cwd=None, env=ctx.shell.env)
         return await run_command_call(
             command, ctx, tool=self.name, timeout_ms=self._timeout_ms, always_ask=True, shell=shell
         )

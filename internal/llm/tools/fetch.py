@@ -13,6 +13,7 @@ from ...fsutil.paths import quote_input
 from ...fsutil.textio import guess_encoding, looks_binary
 from ...progress import PROGRESS_INTERVAL_S
 from ...truncate import SpillingBuffer, new_spill_path
+from ...vocabulary import tool_name
 from ...web.html import to_text
 from .context import CallServices
 from .contract import Tool, ToolResponse
@@ -97,7 +98,7 @@ class FetchTool(Tool):
         if output.spilled:
             content += (
                 f"\n\n(The page is {len(text)} characters; the full {params.format} is in {output.path} — "
-                "read it with view.)"
+                f"read it with {tool_name('view')}.)"
             )
         metadata: dict[str, Any] = {
             "url": url,
@@ -116,14 +117,20 @@ def _checked_url(url: str) -> str:
     """``url`` if it is an http(s) URL that can be requested; else a clear refusal."""
     shown = quote_input(url)
     if len(url) > MAX_URL_CHARS:
-        raise ToolError(f"The URL is {len(url)} characters long, over the {MAX_URL_CHARS}-character limit.")
+        raise ToolError(
+            f"The URL is {len(url)} characters long, over the {MAX_URL_CHARS}-character limit.",
+            code="invalid_url",
+        )
     parts = urlsplit(url) if url.isprintable() else None
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ToolError(f"Invalid URL {shown}: only http:// and https:// URLs can be fetched.")
+        raise ToolError(f"Invalid URL {shown}: only http:// and https:// URLs can be fetched.", code="invalid_url")
     try:
         parts.hostname.encode("idna")
     except UnicodeError:
-        raise ToolError(f"Invalid URL {shown}: the host name {quote_input(parts.hostname)} is not valid.") from None
+        raise ToolError(
+            f"Invalid URL {shown}: the host name {quote_input(parts.hostname)} is not valid.",
+            code="invalid_url",
+        ) from None
     return url
 
 
@@ -145,7 +152,10 @@ async def _download(url: str, fmt: str, ctx: CallServices, timeout: float) -> _B
             try:
                 outcome = await _get(client, current, headers, ctx)
             except httpx.HTTPError as exc:
-                raise ToolError(f"Fetching {quote_input(current)} failed: {type(exc).__name__}: {exc}") from exc
+                raise ToolError(
+                    f"Fetching {quote_input(current)} failed: {type(exc).__name__}: {exc}",
+                    code="fetch_failed",
+                ) from exc
             if outcome == _CHALLENGED and not retried:  # Cloudflare challenge: one retry, plain User-Agent
                 headers = {**headers, "User-Agent": PLAIN_USER_AGENT}
                 retried = True
@@ -157,8 +167,14 @@ async def _download(url: str, fmt: str, ctx: CallServices, timeout: float) -> _B
                 continue
             return outcome
         else:
-            raise ToolError(f"Fetching {quote_input(url)} failed: more than {MAX_REDIRECTS} redirects.")
-    raise ToolError(f"Fetching {quote_input(url)} failed: 403 Forbidden (a bot challenge that a retry did not pass).")
+            raise ToolError(
+                f"Fetching {quote_input(url)} failed: more than {MAX_REDIRECTS} redirects.",
+                code="too_many_redirects",
+            )
+    raise ToolError(
+        f"Fetching {quote_input(url)} failed: 403 Forbidden (a bot challenge that a retry did not pass).",
+        code="http_error",
+    )
 
 
 _CHALLENGED = "\0challenged"
@@ -174,18 +190,20 @@ async def _get(client: Any, url: str, headers: dict[str, str], ctx: CallServices
         declared = response.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
             raise ToolError(
-                f"Response is {int(declared)} bytes, over the {MAX_BODY_BYTES} byte (5 MB) limit; not downloaded."
-            )
+                f"Response is {int(declared)} bytes, over the {MAX_BODY_BYTES} byte (5 MB) limit; not downloaded.",
+                code="response_too_large")
         content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type.startswith(BINARY_TYPES):
-            raise ToolError(f"{quote_input(url)} is binary content ({content_type}); fetch returns text only.")
+            raise ToolError(
+                f"{quote_input(url)} is binary content ({content_type}); fetch returns text only.",
+                code="binary_content",
+            )
         data = await _read_capped(response, ctx, int(declared) if declared and declared.isdigit() else None)
         body = _Body(data, content_type, response.charset_encoding, response.status_code, str(response.url))
         if response.status_code >= 400:
             raise ToolError(
                 f"Fetching {quote_input(url)} failed with HTTP {response.status_code} {response.reason_phrase}.\n"
-                f"{_error_excerpt(body)}"
-            )
+                f"{_error_excerpt(body)}", code="http_error")
         return body
 
 
@@ -206,7 +224,10 @@ async def _read_capped(response: Any, ctx: CallServices, total: int | None) -> b
     async for chunk in response.aiter_bytes():
         size += len(chunk)
         if size > MAX_BODY_BYTES:
-            raise ToolError(f"Response exceeded the {MAX_BODY_BYTES} byte (5 MB) limit while downloading; stopped.")
+            raise ToolError(
+                f"Response exceeded the {MAX_BODY_BYTES} byte (5 MB) limit while downloading; stopped.",
+                code="response_too_large",
+            )
         chunks.append(chunk)
         now = time.monotonic()
         if now - last >= PROGRESS_INTERVAL_S:
@@ -231,7 +252,10 @@ async def _convert(body: _Body, fmt: str, ctx: CallServices) -> tuple[str, str]:
     from ...web.convert import convert_page
 
     if not body.content_type and looks_binary(body.data[:4096]):
-        raise ToolError(f"{quote_input(body.final_url)} appears to be binary content; fetch returns text only.")
+        raise ToolError(
+            f"{quote_input(body.final_url)} appears to be binary content; fetch returns text only.",
+            code="binary_content",
+        )
     text = _decode(body)
     is_html = "html" in body.content_type or (not body.content_type and "<html" in text[:1000].lower())
     if fmt == "html" or not is_html:

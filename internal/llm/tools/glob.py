@@ -9,6 +9,7 @@ from ...fsutil.anchored import names_inside
 from ...fsutil.paths import require_directory
 from ...fsutil.printable import printable
 from ...ripgrep import FileQuery, find_rg, list_files, newest_first
+from ...vocabulary import tool_name
 from .context import PathServices
 from .contract import Tool, ToolResponse
 from .params import param
@@ -45,7 +46,7 @@ class GlobTool(Tool):
     read_only = True
 
     async def run(self, params: GlobParams, ctx: PathServices) -> ToolResponse:
-        root = require_directory(ctx.resolve(params.path or "."), "Give glob a directory to search in.")
+        root = require_directory(ctx.resolve(params.path or "."), f"Give {tool_name('glob')} a directory to search in.")
         approved = await ctx.require_read_permission(self.name, root)
         rg = find_rg(ctx.config.rg_path)
         roots = ctx.read_roots(approved)

@@ -152,7 +152,7 @@ class GrepTool(Tool):
             raise ToolError(
                 f"offset {params.offset} is past the end of the results ({total} entries). "
                 f"Use an offset below {total}.",
-                {**metadata, "error": "offset_out_of_range"},
+                metadata, code="offset_out_of_range",
             )
         text = body + _paging_note(page, total, result.stopped_early)
         return ToolResponse(_with_partial_note(text, result), metadata=metadata)

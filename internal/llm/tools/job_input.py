@@ -53,14 +53,13 @@ class JobInputTool(Tool):
         job = ctx.jobs.get(params.job_id)
         if not job.running:
             text, metadata = report(job, job.read_delta())
-            metadata["error"] = "job_ended"
-            raise ToolError(f"Job {job.id} is not running: nothing was sent.\n\n{text}", metadata)
+            raise ToolError(f"Job {job.id} is not running: nothing was sent.\n\n{text}", metadata, code="job_ended")
         data = params.text.encode("utf-8", "surrogateescape")
         if len(data) > MAX_INPUT_BYTES:
             raise ToolError(
                 f"The input is {len(data)} bytes, over the {MAX_INPUT_BYTES}-byte limit. Write it to a file with the "
                 "write tool and have the job read the file.",
-                {"error": "input_too_large"},
+                code="input_too_large",
             )
         await authorize_job_input(job, params.text, ctx, tool=self.name)
         before, printed_before = job.version, job.total_bytes

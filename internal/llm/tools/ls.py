@@ -12,6 +12,7 @@ from ...fsutil.paths import require_directory
 from ...fsutil.printable import printable
 from ...ripgrep import AUTO_IGNORED, FileQuery, find_rg, list_files
 from ...ripgrep.directories import witness_file
+from ...vocabulary import tool_name
 from .context import PathServices
 from .contract import Tool, ToolResponse
 from .params import param
@@ -58,7 +59,7 @@ class LsTool(Tool):
     read_only = True
 
     async def run(self, params: LsParams, ctx: PathServices) -> ToolResponse:
-        root = require_directory(ctx.resolve(params.path or "."), "Use the view tool to read a file.")
+        root = require_directory(ctx.resolve(params.path or "."), f"Use the {tool_name('view')} tool to read a file.")
         approved = await ctx.require_read_permission(self.name, root)
         globs = tuple(f"!{g}" for g in (*AUTO_IGNORED, *params.ignore))
         rg = find_rg(ctx.config.rg_path)

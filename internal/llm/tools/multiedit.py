@@ -55,7 +55,10 @@ class MultiEditTool(Tool):
         items = params.edits
         for index, item in enumerate(items):
             if item.old_string == "" and index > 0:
-                raise ToolError(f"Edit {index + 1}: old_string is empty; only the first edit may create the file.")
+                raise ToolError(
+                    f"Edit {index + 1}: old_string is empty; only the first edit may create the file.",
+                    code="invalid_params",
+                )
         try:
             if items[0].old_string == "":
                 # Create: apply the remaining edits in memory first, so a failing one writes nothing.

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ...diff import diff_metadata
 from ...documents import is_notebook
 from ...errors import InvalidParams, ToolError
+from ...vocabulary import tool_name
 from ..change.pipeline import Applied, ChangeRequest, Planned, Target, change_files
 from ..change.snapshot import Snapshot
 from ..change.worker import Check
@@ -61,8 +62,8 @@ class NotebookEditTool(Tool):
 
         path = ctx.resolve(params.file_path)
         if not is_notebook(path):
-            raise ToolError(f"{path} is not a notebook (.ipynb); use edit or multiedit for other files.",
-                            {"error": "not_a_notebook"})  # fmt: skip
+            raise ToolError(f"{path} is not a notebook (.ipynb); use {tool_name('edit')} for other files.",
+                            code="not_a_notebook")  # fmt: skip
         if params.new_source is None and params.edit_mode != "delete":
             raise InvalidParams(f"new_source is required for {params.edit_mode} (use \"\" for an empty cell).")
         new_source = params.new_source or ""
@@ -71,7 +72,7 @@ class NotebookEditTool(Tool):
         except UnicodeEncodeError as exc:
             raise ToolError(f"new_source holds a character that cannot be stored in a notebook (UTF-8): "
                             f"{exc.object[exc.start:exc.end]!r} at index {exc.start}; nothing was written.",
-                            {"error": "invalid_source"}) from None  # fmt: skip
+                            code="invalid_source") from None  # fmt: skip
         if params.cell_id is not None and params.cell_index is not None:
             raise InvalidParams("Give cell_id or cell_index, not both.")
         display = ctx.display(path)

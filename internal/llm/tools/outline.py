@@ -10,7 +10,7 @@ from typing import Any
 
 from ...cancel import in_thread
 from ...errors import ToolError
-from ...fsutil.paths import not_found_error, open_regular_file, os_error_message
+from ...fsutil.paths import not_found_error, open_regular_file, os_error_code, os_error_message
 from ...fsutil.printable import printable
 from ...fsutil.textio import BinaryFileError, UndecodableFileError, decode_bytes
 from ...ripgrep import FileQuery, find_rg, list_files
@@ -119,7 +119,7 @@ def file_symbols(
         raise ToolError(
             f"outline does not know the language of {printable(path.name)} (it reads {OUTLINED_LANGUAGES} by "
             "extension). Use view or grep instead.",
-            {"error": "unsupported_language"},
+            code="unsupported_language",
         )
     text = _read_source(path, allowed)
     if probes is not None and looks_deep(text.encode("utf-8", "surrogatepass")):
@@ -131,7 +131,7 @@ def file_symbols(
         raise ToolError(
             f"{printable(str(path))} is too large to outline (over {MAX_PARSE_BYTES // (1024 * 1024)} MiB) or took "
             "too long to parse. Use grep to find definitions instead.",
-            {"error": "too_large"},
+            code="too_large",
         )
     return outline(parsed), language
 
@@ -142,13 +142,13 @@ def _read_source(path: Path, allowed: Callable[[Path], bool] | None = None) -> s
     except FileNotFoundError:
         raise not_found_error(path) from None
     except OSError as exc:
-        raise ToolError(os_error_message(exc, path)) from None
+        raise ToolError(os_error_message(exc, path), code=os_error_code(exc)) from None
     try:
         if st.st_size > MAX_PARSE_BYTES:
             raise ToolError(
                 f"{printable(str(path))} is too large to outline ({st.st_size} bytes; the limit is {MAX_PARSE_BYTES}). "
                 "Use grep to find definitions instead.",
-                {"error": "too_large"},
+                code="too_large",
             )
         with os.fdopen(os.dup(fd), "rb") as handle:
             data = handle.read(MAX_PARSE_BYTES + 1)
@@ -157,7 +157,10 @@ def _read_source(path: Path, allowed: Callable[[Path], bool] | None = None) -> s
     try:
         return decode_bytes(data, path=str(path)).text
     except (BinaryFileError, UndecodableFileError) as exc:
-        raise ToolError(f"{printable(str(path))} is not a text file; there is nothing to outline.") from exc
+        raise ToolError(
+            f"{printable(str(path))} is not a text file; there is nothing to outline.",
+            code="binary_file",
+        ) from exc
 
 
 def _file_response(path: Path, display: str, symbols: list[Symbol], language: str) -> ToolResponse:

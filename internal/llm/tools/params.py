@@ -80,6 +80,9 @@ def _type_schema(tp: Any) -> dict[str, Any]:
     if origin is list:
         (item,) = get_args(tp)
         return {"type": "array", "items": _type_schema(item)}
+    if origin is dict:  # a map with string keys (a product's {"question text": "answer"})
+        _key, value = get_args(tp)
+        return {"type": "object", "additionalProperties": _type_schema(value)}
     if dataclasses.is_dataclass(tp):
         return schema_for(tp)  # type: ignore[arg-type]
     raise TypeError(f"unsupported parameter type {tp!r}")
@@ -108,6 +111,8 @@ def _describe(tp: Any) -> str:
     if "enum" in schema:
         return "one of " + ", ".join(repr(v) for v in schema["enum"])
     kind = schema["type"]
+    if kind == "object" and "additionalProperties" in schema:
+        return "an object (a map)"
     if kind == "array":
         return f"an array of {_describe(get_args(_strip_optional(tp)[0])[0])}s"
     return {"object": "an object", "integer": "an integer"}.get(kind, f"a {kind}")
@@ -139,6 +144,12 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
         else:
             (item,) = get_args(tp)
             return [_convert(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
+    elif origin is dict:
+        if not isinstance(value, dict):
+            ok = False
+        else:
+            _key, item = get_args(tp)
+            return {str(k): _convert(v, item, f"{where}.{_quote(str(k), 40)}") for k, v in value.items()}
     elif dataclasses.is_dataclass(tp):
         return _parse_object(tp, value, where)  # type: ignore[arg-type]
     else:
@@ -161,8 +172,12 @@ def _check_constraints(value: Any, meta: Any, where: str) -> None:
             raise ParamsError(f"'{where}' must be at most {meta['maximum']}, got {value}")
     if isinstance(value, list) and "minItems" in meta and len(value) < meta["minItems"]:
         raise ParamsError(f"'{where}' must have at least {meta['minItems']} item(s)")
+    if isinstance(value, list) and "maxItems" in meta and len(value) > meta["maxItems"]:
+        raise ParamsError(f"'{where}' must have at most {meta['maxItems']} item(s), got {len(value)}")
     if isinstance(value, str) and "minLength" in meta and len(value) < meta["minLength"]:
         raise ParamsError(f"'{where}' must not be empty")
+    if isinstance(value, str) and "maxLength" in meta and len(value) > meta["maxLength"]:
+        raise ParamsError(f"'{where}' must be at most {meta['maxLength']} characters, got {len(value)}")
 
 
 def _parse_object(cls: type[T], raw: Any, where: str = "") -> T:

@@ -13,6 +13,7 @@ from ...fsutil.printable import printable
 from ...permission import Decision, PermissionRequest, PermissionService
 from ...ripgrep import AUTO_IGNORED, FileQuery, find_rg, list_files
 from ...ripgrep.fallback import glob_to_regex
+from ...vocabulary import tool_name
 from ..pages import DEFAULT_LIMIT, IMAGE_TYPES, show_file
 from .context import PathServices
 from .contract import ImageAttachment, Tool, ToolResponse
@@ -102,7 +103,7 @@ class ReadManyTool(Tool):
         if len(params.paths) > MAX_PATHS:
             raise ToolError(
                 f"Too many paths ({len(params.paths)}): at most {MAX_PATHS} per call. Use globs, or several calls.",
-                {"error": "too_many_paths"},
+                code="too_many_paths",
             )
         plan = _Plan()
         for entry in params.paths:
@@ -140,7 +141,7 @@ class ReadManyTool(Tool):
         notes = _notes(plan.skipped, not_shown, left_over)
         if not shown:
             message = "No file was read." + ("\n\n" + notes if notes else "")
-            raise ToolError(message, {**metadata, "error": "nothing_read"})
+            raise ToolError(message, metadata, code="nothing_read")
         summary = f"Read {len(shown)} {'file' if len(shown) == 1 else 'files'}"
         extras = [f"{len(plan.skipped)} skipped"] if plan.skipped else []
         extras += [f"{len(not_shown) + len(left_over)} left out for space"] if not_shown or left_over else []
@@ -254,7 +255,8 @@ def _notes(skipped: list[tuple[str, str]], not_shown: list[Path], left_over: lis
         out.append("Skipped:\n" + _bulleted([f"{what}: {why}" for what, why in skipped]))
     if not_shown:
         names = _bulleted([printable(str(p)) for p in not_shown])
-        out.append(f"Left out, the output cap was reached (read them with view, or call read_many again):\n{names}")
+        again = f"read them with {tool_name('view')}, or call {tool_name('read_many')} again"
+        out.append(f"Left out, the output cap was reached ({again}):\n{names}")
     if left_over:
         first = printable(str(left_over[0]))
         out.append(

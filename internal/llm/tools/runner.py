@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Any
 
-from ...errors import InvalidParams, ToolCancelled, ToolError, UnknownTool
+from ...errors import InternalError, InvalidParams, MissingDependency, ToolCancelled, ToolError, UnknownTool
 from ...logs import logger
 from .builtins import get_tool
 from .context import ToolContext
@@ -26,10 +26,6 @@ from .params import ParamsError, parse_params
 log = logger("toolsmith")
 
 __all__ = ["run_engine_tool", "run_tool"]
-
-
-def _error(message: str, **metadata: Any) -> ToolResponse:
-    return ToolResponse(content=message, is_error=True, metadata=metadata)
 
 
 def error_response(error: ToolError, **extra: Any) -> ToolResponse:
@@ -81,15 +77,14 @@ async def _run_tool(tool: Tool, name: str, raw_params: Any, ctx: ToolContext) ->
     # asyncio.CancelledError is a BaseException: it passes the handlers below to the caller.
     except ModuleNotFoundError as exc:
         log.exception("tool %s is missing a dependency", name)
-        return _error(
+        return error_response(MissingDependency(
             f"The {name} tool cannot run: its dependency '{exc.name}' is not installed in this Python "
             f"({sys.executable}). Install the project first (pip install agent-toolsmith, or `make run` in a "
-            "checkout).",
-            error="missing_dependency",
-        )
+            "checkout)."
+        ))  # fmt: skip
     except Exception as exc:
         log.exception("tool %s failed", name)
-        return _error(f"Internal error in {name}: {type(exc).__name__}: {exc}")
+        return error_response(InternalError(f"Internal error in {name}: {type(exc).__name__}: {exc}"))
 
 
 def _unknown_tool(name: str, available: list[str]) -> str:

@@ -46,7 +46,7 @@ class SkillTool(Tool):
             message = f"Unknown skill {quote_input(params.name)!r}. Available skills: {names}."
             if found.invalid:
                 message += "\nSkipped invalid skills:\n" + "\n".join(f"  {p}: {why}" for p, why in found.invalid)
-            raise ToolError(message)
+            raise ToolError(message, code="unknown_skill")
         result = await list_files(
             FileQuery(skill.base_dir), rg=find_rg(ctx.config.rg_path), limit=MAX_SAMPLE_FILES + 2, cancel=ctx.cancel
         )

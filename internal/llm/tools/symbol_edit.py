@@ -103,7 +103,7 @@ def find_symbol(ctx: FileServices, path: Path, text: str, wanted: str) -> Symbol
         raise ToolError(
             f"symbol_edit cannot parse {path.name} (it reads {OUTLINED_LANGUAGES} by extension, up to a size "
             "limit). Use edit instead.",
-            {"error": "unsupported_language"},
+            code="unsupported_language",
         )
     symbols = flatten(outline(parsed))
     exact = [s for s in symbols if s.path == wanted]
@@ -116,7 +116,7 @@ def find_symbol(ctx: FileServices, path: Path, text: str, wanted: str) -> Symbol
         )
         raise ToolError(
             f"{wanted!r} names {len(candidates)} symbols in {path}; give the full name path of one:\n{listed}",
-            {"error": "ambiguous_symbol", "candidates": [s.path for s in candidates]},
+            {"candidates": [s.path for s in candidates]}, code="ambiguous_symbol",
         )
     known = ", ".join(s.path for s in symbols[:MAX_CANDIDATES_LISTED]) or "none"
     more = (
@@ -129,7 +129,7 @@ def find_symbol(ctx: FileServices, path: Path, text: str, wanted: str) -> Symbol
         if any(s.members_cut for s in symbols)
         else ""
     )
-    raise ToolError(f"No symbol {wanted!r} in {path}. Its symbols: {known}{more}.{deep}", {"error": "symbol_not_found"})
+    raise ToolError(f"No symbol {wanted!r} in {path}. Its symbols: {known}{more}.{deep}", code="symbol_not_found")
 
 
 def _in_chars(symbol: Symbol, source: bytes) -> Symbol:

@@ -53,7 +53,7 @@ class WriteTool(Tool):
                 old = snapshot.text
             except BinaryFileError as exc:
                 raise ToolError(f"{path} is a binary file; write only replaces text files.",
-                                {"error": "binary_file"}) from exc  # fmt: skip
+                                code="binary_file") from exc  # fmt: skip
             if old.text == normalize_eol(params.content):
                 raise NoChange(f"File {path} already contains the exact content. No changes made.")
             return Planned(new=new_text_file(params.content, like=old))
