@@ -171,6 +171,13 @@ CASES = [
     Case("too_many_redirects", "fetch", {"url": "URL/loop"}),
     Case("response_too_large", "fetch", {"url": "URL/huge"}),
     Case("binary_content", "fetch", {"url": "URL/image"}),
+    Case("invalid_patch", "patch", {"patch_text": "this is not a patch"}),
+    Case("patch_misplaced", "patch", {"patch_text": "*** Begin Patch\n*** Update File: a.py\n@@\n-c = 3\n+c = 4\n"
+                                                    "@@\n-a = 1\n+a = 2\n*** End Patch"},
+         _files({"a.py": "a = 1\nb = 2\nc = 3\n"}), VIEW_A),
+    Case("indentation_mismatch", "edit", {"file_path": "a.py", "old_string": "    x = 1\n    y = 2",
+                                          "new_string": "    x = 3\ny = 4"},
+         _files({"a.py": "x = 1\ny = 2\n"}), VIEW_A),
     Case("changed_since_read", "edit", {"file_path": "a.py", "old_string": "x = 1", "new_string": "x = 2"},
          _files({"a.py": "x = 1\n"}), [*VIEW_A, ("bash", {"command": "echo 'x = 11' > a.py"})]),
     Case("open_for_writing", "edit", {"file_path": "held.py", "old_string": "1", "new_string": "2"},

@@ -44,15 +44,22 @@ _HEREDOC_OPEN = re.compile(r"^\s*(?:\S+\s+)?<<-?\s*['\"]?(\w+)['\"]?\s*$")
 
 
 class PatchError(ToolError):
-    """A patch that cannot apply as written (a malformed patch, fuzz over the threshold)."""
+    """A patch that cannot apply as written: malformed (``invalid_patch``), or a chunk placed only
+    with fuzz over the threshold, out of order or overlapping another (``code="patch_misplaced"``)."""
+
+    code = "invalid_patch"
 
 
 class HunkNotFound(PatchError, NoMatch):
     """A chunk's context and removed lines match nowhere (code ``no_match``)."""
 
+    code = "no_match"
+
 
 class HunkAmbiguous(PatchError, Ambiguous):
     """A hunk located by its context alone matches several places (code ``ambiguous_match``)."""
+
+    code = "ambiguous_match"
 
 
 @dataclass
@@ -327,7 +334,8 @@ def apply_chunks(text: str, chunks: list[Chunk], path: str) -> tuple[list[tuple[
             if at is None:
                 raise PatchError(
                     f"{path}: chunk {number} (patch line {chunk.patch_line}): the '@@ {chunk.header}' line "
-                    "was not found in the file."
+                    "was not found in the file.",
+                    code="no_match",
                 )
             cursor = at + 1
         old = chunk.old_lines
@@ -350,17 +358,20 @@ def apply_chunks(text: str, chunks: list[Chunk], path: str) -> tuple[list[tuple[
                 f"{path}: {chunk.label} {number} (patch line {chunk.patch_line}) matched only with fuzz {fuzz} "
                 f"(threshold {FUZZ_THRESHOLD}): its context was found at line {index + 1}, "
                 f"{'not at the end of the file' if chunk.end_of_file else 'before an earlier chunk'}.\n"
-                f"{_render(chunk)}"
+                f"{_render(chunk)}",
+                code="patch_misplaced",
             )
         if index < cursor and extra == 0:
-            raise PatchError(f"{path}: {chunk.label} {number} overlaps an earlier {chunk.label}.")
+            raise PatchError(
+                f"{path}: {chunk.label} {number} overlaps an earlier {chunk.label}.", code="patch_misplaced"
+            )
         replacements.append(_replacement(lines, starts, index, chunk, ends_nl, len(text)))
         applied.append(AppliedChunk(fuzz, pass_name, index + 1))
         cursor = index + len(old)
     replacements.sort()
     for (_, end_a, _), (start_b, _, _) in itertools.pairwise(replacements):
         if start_b < end_a:
-            raise PatchError(f"{path}: two {chunks[0].label}s change the same lines.")
+            raise PatchError(f"{path}: two {chunks[0].label}s change the same lines.", code="patch_misplaced")
     return replacements, applied
 
 

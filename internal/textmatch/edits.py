@@ -51,7 +51,8 @@ def plan_edit(
             raise EditError(
                 f"old_string matched at line {line} with different indentation, but new_string cannot be "
                 "shifted the same way (some of its lines would need less than no indentation). Send "
-                f"old_string and new_string with the file's own indentation (use {tool_name('view')})."
+                f"old_string and new_string with the file's own indentation (use {tool_name('view')}).",
+                code="indentation_mismatch",
             )
     return EditPlan(result.tier, result.replacements)
 
