@@ -3,7 +3,9 @@
 Every ratio row is timed in pairs by bench/harness.py (tool, reference, tool, reference ...):
 
 - edit (exact, fuzzy, not found) in a 10k-line file and exact in a 10 MB file vs raw
-  read + str.replace + write of a temp file + fsync + rename;
+  read + str.replace + write of a temp file + fsync + rename; the exact edits also in the same
+  files with a syntax error (every line indented at module level), which the syntax gate judges
+  by the changed region alone;
 - multiedit with 1 000 and 10 000 edits in a 10k-line file vs the raw loop (that many
   str.replace, then one such atomic write);
 - a 50-hunk unified diff through patch vs ``git apply`` (a subprocess) on a copy of the file;
@@ -59,6 +61,12 @@ def source(functions: int) -> str:
     return "".join(body.format(i) for i in range(functions))
 
 
+def broken(text: str) -> str:
+    """``text`` with every non-blank line indented at module level: a syntax error on every
+    top-level statement ("unexpected indent")."""
+    return "".join("    " + line if line.strip() else line for line in text.splitlines(keepends=True))
+
+
 def assignments(count: int) -> str:
     """``count`` lines, each unique and never inside another: ``value_7 = 7;``."""
     return "".join(f"value_{i} = {i};\n" for i in range(count))
@@ -109,7 +117,11 @@ async def edit_rows(session: Session, ws: Path) -> None:
     small.write_text(source(2000))  # 10k lines
     big = ws / "big.py"
     big.write_text(source(int(10e6 // 80)))
-    for path in (small, big):
+    small_broken = ws / "small_broken.py"
+    small_broken.write_text(broken(source(2000)))
+    big_broken = ws / "big_broken.py"
+    big_broken.write_text(broken(source(int(10e6 // 100))))
+    for path in (small, big, small_broken, big_broken):
         await session.run("view", {"file_path": str(path), "limit": 1})
     exact = ("def function_1000(x):\n", "def renamed_1000(x):\n")
     # Fuzzy: old_string with its indentation shifted (the indentation tier); undone exactly.
@@ -124,6 +136,8 @@ async def edit_rows(session: Session, ws: Path) -> None:
         ("edit: fuzzy (indentation), 10k-line file", small, fuzzy, fuzzy_undo, False, FUZZY_EDIT_GOAL),
         ("edit: not found, 10k-line file", small, missing, missing, True, None),
         ("edit: exact, 10 MB file", big, big_exact, big_exact[::-1], False, BIG_EDIT_GOAL),
+        ("edit: exact, 10k-line file with a syntax error", small_broken, exact, exact[::-1], False, EXACT_EDIT_GOAL),
+        ("edit: exact, 10 MB file with a syntax error", big_broken, big_exact, big_exact[::-1], False, BIG_EDIT_GOAL),
     ]  # fmt: skip
     for name, path, forward, backward, error, goal in cases:
         state = Alternating()
@@ -135,9 +149,11 @@ async def edit_rows(session: Session, ws: Path) -> None:
             old, new = forward if state.flip() else backward
             response = await session.run("edit", {"file_path": str(path), "old_string": old, "new_string": new})
             assert response.is_error == error, response.content[:300]
+            assert "Warning: syntax errors" not in response.content, response.content[:300]
 
         await pairs_async(
-            name, tool, functools.partial(raw_edit, raw_copy(path)), runs=SMALL_EDIT_RUNS if path == small else RUNS,
+            name, tool, functools.partial(raw_edit, raw_copy(path)),
+            runs=SMALL_EDIT_RUNS if path in (small, small_broken) else RUNS,
             reference_name="raw read+replace+fsync+rename", goal=goal,
         )  # fmt: skip
 

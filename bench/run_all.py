@@ -22,7 +22,8 @@ BENCH = Path(__file__).resolve().parent
 SCRIPTS = (
     "cli_startup.py", "view_paging.py", "edit_scale.py", "search.py", "search_modes.py",
     "capped_searches.py", "edit_fidelity.py", "structure.py", "documents.py", "bash.py", "jobs.py",
-    "cli_session.py", "lsp.py", "mcp_server.py", "mcp_startup.py", "peers.py", "outside_writer.py",
+    "cli_session.py", "lsp.py", "mcp_server.py", "mcp_sessions.py", "mcp_startup.py", "peers.py",
+    "outside_writer.py",
 )  # fmt: skip
 
 

@@ -8,8 +8,11 @@ The bar: 0 applied wrongly; the "must refuse" kinds refused every time.
 - gutter: old_string/new_string copied with view's ``NNNNNN|`` prefix (must apply);
 - mid_line: a unique statement matched after its indentation, replaced by a comment line plus
   the statement written at column 0 — the marshmallow case (must apply, re-indented);
+- mid_line_parses: the same statement with its newline, then a comment line at column 0, which
+  spliced as written still parses (must apply, re-indented: the comment stays in its block);
 - after_formatter: the file changed outside (an import added at the top) after the read; the
-  edit targets a function far below (must apply, re-anchored);
+  edit targets a function far below (must apply, re-anchored) — each case in a session of its own,
+  then all of them again in one session that read every file first;
 - touched_region: the outside change edited the target lines themselves (must refuse);
 - lazy_placeholder: old_string elides a function's middle with ``...`` or a comment saying the
   code is unchanged (must refuse: that text is not in the file).
@@ -124,6 +127,20 @@ def mid_line_case(lines: list[str], text: str, span: tuple[int, int], rng: rando
     return Case("mid_line", stmt, f"# note\n{stmt}", expected)
 
 
+def mid_line_parses_case(lines: list[str], text: str, span: tuple[int, int], rng: random.Random) -> Case | None:
+    """The shape where the literal splice still parses: the statement with its line's newline,
+    then a comment line written at column 0 (spliced as written, it lands at column 0 and nothing
+    complains)."""
+    found = mid_line_case(lines, text, span, rng)
+    if found is None:
+        return None
+    stmt = found.old
+    i = next(n for n, line in enumerate(lines) if line.strip() == stmt)
+    indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+    expected = "\n".join([*lines[: i + 1], f"{indent}# checked", *lines[i + 1 :]])
+    return Case("mid_line_parses", f"{stmt}\n", f"{stmt}\n# checked\n", expected)
+
+
 def formatter_case(lines: list[str], text: str, span: tuple[int, int], rng: random.Random) -> Case | None:
     first, last = span
     if first < 5:
@@ -159,6 +176,8 @@ def lazy_case(lines: list[str], text: str, span: tuple[int, int], rng: random.Ra
 
 
 MAKERS = [gutter_case, mid_line_case, formatter_case, touched_case, lazy_case]
+#: Kinds added later draw from their own random stream, so the earlier kinds' cases stay the same.
+LATER_MAKERS = [mid_line_parses_case]
 
 
 def run_case(root: Path, name: str, text: str, case: Case) -> str:
@@ -166,10 +185,27 @@ def run_case(root: Path, name: str, text: str, case: Case) -> str:
     path.write_text(text)
     session = Session(root, config=Config(lsp_enabled=False))
     run(session, "view", {"file_path": name})
+    return edit_and_judge(session, path, case)
+
+
+def long_session(root: Path, cases: list[tuple[str, Case]]) -> Counter[str]:
+    """The after_formatter cases again, in one session that first read every case's file (real
+    sessions read 50-300 files): the read tracker must still hold each one's content to re-anchor."""
+    session = Session(root, config=Config(lsp_enabled=False))
+    paths = []
+    for n, (text, _) in enumerate(cases):
+        paths.append(root / f"long{n}.py")
+        paths[-1].write_text(text)
+        run(session, "view", {"file_path": paths[-1].name})
+    return Counter(edit_and_judge(session, path, case) for path, (_, case) in zip(paths, cases, strict=True))
+
+
+def edit_and_judge(session: Session, path: Path, case: Case) -> str:
+    """The outside change (if any), the edit, and how it ended: correct, refused or wrong."""
     if case.outside is not None:
         path.write_text(case.outside)
     before = path.read_text()
-    r = run(session, "edit", {"file_path": name, "old_string": case.old, "new_string": case.new})
+    r = run(session, "edit", {"file_path": path.name, "old_string": case.old, "new_string": case.new})
     after = path.read_text()
     if r.is_error:
         return "refused" if after == before else "wrong"  # an error that wrote is the worst outcome
@@ -184,7 +220,9 @@ def run_case(root: Path, name: str, text: str, case: Case) -> str:
 
 def fidelity() -> bool:
     rng = random.Random(SEED)
+    later_rng = random.Random(SEED + 1)
     outcomes: dict[str, Counter[str]] = {}
+    formatted: list[tuple[str, Case]] = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         for index, path in enumerate(corpus(rng)):
@@ -193,15 +231,19 @@ def fidelity() -> bool:
             spans = functions(text)
             if not spans:
                 continue
-            for maker in MAKERS:
+            for maker in MAKERS + LATER_MAKERS:
+                draw = later_rng if maker in LATER_MAKERS else rng
                 for _ in range(CASES_PER_KIND_PER_FILE):
-                    case = maker(lines, text, rng.choice(spans), rng)
+                    case = maker(lines, text, draw.choice(spans), draw)
                     if case is None:
                         continue
                     result = run_case(root, f"f{index}.py", text, case)
                     outcomes.setdefault(case.kind, Counter())[result] += 1
+                    if case.kind == "after_formatter":
+                        formatted.append((text, case))
+        outcomes[f"after_formatter, one session ({len(formatted)} files read)"] = long_session(root, formatted)
     ok = True
-    print(f"{'kind':18} {'cases':>6} {'correct':>8} {'refused':>8} {'wrong':>6}   bar")
+    print(f"{'kind':44} {'cases':>6} {'correct':>8} {'refused':>8} {'wrong':>6}   bar")
     for kind, counts in outcomes.items():
         total = sum(counts.values())
         bar = "refused == cases" if kind in MUST_REFUSE else "correct == cases"
@@ -210,7 +252,7 @@ def fidelity() -> bool:
         )
         ok &= met
         print(
-            f"{kind:18} {total:6d} {counts['correct']:8d} {counts['refused']:8d} {counts['wrong']:6d}   "
+            f"{kind:44} {total:6d} {counts['correct']:8d} {counts['refused']:8d} {counts['wrong']:6d}   "
             f"{bar} {'MET' if met else 'MISSED'}"
         )
     return ok

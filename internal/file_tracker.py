@@ -19,10 +19,14 @@ from typing import Any, Literal
 
 from .errors import ChangedSinceRead, NotRead
 
-#: Contents kept of files read whole (for re-anchoring an edit after an outside change): files
-#: up to this size, and this many files per session, the least recently read dropped first.
+#: Contents kept of files read whole, for re-anchoring an edit after an outside change (a
+#: formatter, a save): each file up to MAX_SNAPSHOT_BYTES (a larger one is kept as its digest only),
+#: and all of a session's together up to MAX_SNAPSHOTS_TOTAL_BYTES, the least recently read or
+#: written dropped first (its digest then decides whether it changed, and an edit after an outside
+#: change to it is refused rather than re-anchored). Bounded by bytes, not by count: a session that
+#: reads 300 source files of ordinary size keeps them all.
 MAX_SNAPSHOT_BYTES = 2 * 1024 * 1024
-MAX_SNAPSHOTS = 32
+MAX_SNAPSHOTS_TOTAL_BYTES = 64 * 1024 * 1024
 
 
 def content_digest(data: bytes) -> str:
@@ -75,10 +79,13 @@ def _iso(ns: int) -> str:
 class FileTracker:
     """Per-session record of which files were read (or written by us) and in what state."""
 
-    def __init__(self) -> None:
+    def __init__(self, snapshot_budget: int = MAX_SNAPSHOTS_TOTAL_BYTES) -> None:
         self._records: dict[str, ReadRecord] = {}
-        #: The bytes as last read, for files read whole (in memory only; not in to_json).
+        #: The bytes as last read, for files read whole (in memory only; not in to_json), least
+        #: recently used first; together at most ``snapshot_budget`` bytes.
         self._snapshots: OrderedDict[str, bytes] = OrderedDict()
+        self._snapshot_budget = snapshot_budget
+        self._snapshot_bytes = 0
         #: Records whose digest is not computed yet: their snapshot is kept, and while it is, the
         #: bytes themselves decide (no digest needed). The digest is made when the snapshot is
         #: dropped or the records are saved — an edit does not hash the file it just wrote.
@@ -101,13 +108,26 @@ class FileTracker:
         kept = data if data is not None and len(data) <= MAX_SNAPSHOT_BYTES else None
         digest = content_digest(data) if data is not None and kept is None else None
         self._records[key] = ReadRecord(time.time_ns(), st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino, digest)
-        self._snapshots.pop(key, None)
+        self._drop_snapshot(key)
         self._undigested.discard(key)
         if kept is not None:
             self._snapshots[key] = kept
+            self._snapshot_bytes += len(kept)
             self._undigested.add(key)
-            while len(self._snapshots) > MAX_SNAPSHOTS:
-                self._digest(*self._snapshots.popitem(last=False))
+            while self._snapshot_bytes > self._snapshot_budget:
+                oldest, data = self._snapshots.popitem(last=False)
+                self._snapshot_bytes -= len(data)
+                self._digest(oldest, data)
+
+    def _drop_snapshot(self, key: str) -> None:
+        data = self._snapshots.pop(key, None)
+        if data is not None:
+            self._snapshot_bytes -= len(data)
+
+    @property
+    def snapshot_bytes(self) -> int:
+        """The bytes of file contents kept now (at most the budget)."""
+        return self._snapshot_bytes
 
     def _digest(self, key: str, data: bytes) -> None:
         """Give ``key``'s record the digest of ``data`` (its snapshot, about to be dropped)."""
@@ -118,7 +138,7 @@ class FileTracker:
     def forget(self, path: Path) -> None:
         key = self._key(path)
         self._records.pop(key, None)
-        self._snapshots.pop(key, None)
+        self._drop_snapshot(key)
         self._undigested.discard(key)
 
     def last_read(self, path: Path) -> ReadRecord | None:
@@ -147,6 +167,7 @@ class FileTracker:
             return ReadState("unread")
         snapshot = self._snapshots.get(key) if current is not None else None
         if snapshot is not None:
+            self._snapshots.move_to_end(key)  # used: the last to be dropped
             unchanged = snapshot == current  # the bytes as read are at hand: no digest needed
         elif record.digest is not None and current is not None:
             unchanged = content_digest(current) == record.digest

@@ -1,12 +1,21 @@
-"""Test helpers: an independent unified-diff applier built on unidiff's parser, and a /proc scan."""
+"""Test helpers: an independent unified-diff applier built on unidiff's parser, a /proc scan, and
+the view a change needs first."""
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import unidiff
+
+
+def read_then(run: Callable[[str, Any], Any], path: str) -> None:
+    """View ``path`` (what edit, multiedit and patch need first), asserting the view worked."""
+    r = run("view", {"file_path": path})
+    assert not r.is_error, r.content
 
 
 def lines_of(text: str) -> list[str]:

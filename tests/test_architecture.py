@@ -189,3 +189,44 @@ def test_no_tool_module_imports_another_tool() -> None:
     assert len(tools) > 15
     crossing = {module: sorted(graph[module] & tools) for module in tools if graph[module] & tools}
     assert crossing == {}
+
+
+#: Modules of internal/ a plain edit enters, worker thread included (43 when this bound was set:
+#: the tool layer, the change pipeline, the matcher, the syntax gate, the diff, the commit and the
+#: read tracker). A change that makes one edit cross more of the code must say why here.
+MAX_EDIT_MODULES = 46
+
+
+def test_a_plain_edit_crosses_a_bounded_number_of_modules(workspace: Path) -> None:
+    import concurrent.futures
+    import sys
+    import threading
+
+    (workspace / "a.py").write_text("x = 1\ny = 2\n")
+    (workspace / "warm.py").write_text("x = 1\ny = 2\n")
+    entered: set[str] = set()
+
+    def profile(frame: object, event: str, arg: object) -> None:
+        if event == "call":
+            name = getattr(frame, "f_globals", {}).get("__name__", "")
+            if name.startswith(PACKAGE):
+                entered.add(name)
+
+    async def main() -> None:
+        session = Session(workspace, config=Config(lsp_enabled=False))
+        for name in ("warm.py", "a.py"):  # the first edit of a process also runs the modules' imports
+            await session.run("view", {"file_path": name})
+        await session.run("edit", {"file_path": "warm.py", "old_string": "x = 1", "new_string": "x = 3"})
+        threading.setprofile(profile)  # type: ignore[arg-type]
+        sys.setprofile(profile)  # type: ignore[arg-type]
+        asyncio.get_running_loop().set_default_executor(concurrent.futures.ThreadPoolExecutor())
+        try:
+            edited = await session.run("edit", {"file_path": "a.py", "old_string": "x = 1", "new_string": "x = 3"})
+        finally:
+            sys.setprofile(None)
+            threading.setprofile(None)  # type: ignore[arg-type]
+        assert not edited.is_error, edited.content
+
+    asyncio.run(main())
+    assert f"{PACKAGE}.llm.change.pipeline" in entered and f"{PACKAGE}.fsutil.commit" in entered
+    assert len(entered) <= MAX_EDIT_MODULES, sorted(entered)

@@ -155,21 +155,22 @@ def test_descriptions_point_to_the_right_tool_and_word_parameters_alike() -> Non
 
 
 def test_tracker_decides_by_content_after_dropping_a_kept_snapshot(tmp_path: Path) -> None:
-    # Files read whole are compared by their kept bytes; once more files push a snapshot out (or
-    # the records are saved), the digest of those bytes decides instead.
-    from agent_toolsmith.file_tracker import MAX_SNAPSHOTS, ReadState
+    # Files read whole are compared by their kept bytes; once more files push a snapshot out of the
+    # byte budget (or the records are saved), the digest of those bytes decides instead.
+    from agent_toolsmith.file_tracker import ReadState
 
-    tracker = FileTracker()
+    tracker = FileTracker(snapshot_budget=16)
     first = tmp_path / "first"
     first.write_bytes(b"as read")
     st_ = first.stat()
     tracker.record_read(first, b"as read", st_)
     saved = json.loads(json.dumps(tracker.to_json()))
     assert all(record["digest"] for record in saved.values())
-    for i in range(MAX_SNAPSHOTS):
+    for i in range(16):
         other = tmp_path / f"other{i}"
         other.write_bytes(b"x")
         tracker.record_read(other, b"x", other.stat())
+    assert tracker.snapshot_bytes == 16
     assert tracker.read_state(first, b"as read", st_).kind == "unchanged"
     # Same size and stat, only the content differs; the bytes as read were dropped: no base.
     assert tracker.read_state(first, b"as REad", st_) == ReadState("changed", None)

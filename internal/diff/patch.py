@@ -25,13 +25,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..errors import NoMatch, ToolError
+from ..errors import Ambiguous, NoMatch, ToolError
 from ..textmatch import Text, closest_region, fold_punctuation
 
 #: A chunk whose fuzz is above this is rejected.
 FUZZ_THRESHOLD = 3
 #: Added to a chunk found out of order, or an End-of-File chunk not at the end.
 FUZZ_MISPLACED = 10
+#: Candidate lines named when a hunk located by context alone matches several places.
+MAX_CANDIDATES_LISTED = 20
 #: Fuzz of each matching pass.
 PASS_FUZZ = {"exact": 0, "trailing_whitespace": 1, "whitespace": 2, "punctuation": 3}
 
@@ -42,11 +44,22 @@ _HEREDOC_OPEN = re.compile(r"^\s*(?:\S+\s+)?<<-?\s*['\"]?(\w+)['\"]?\s*$")
 
 
 class PatchError(ToolError):
-    """A patch that cannot apply as written (a malformed patch, fuzz over the threshold)."""
+    """A patch that cannot apply as written: malformed (``invalid_patch``), or a chunk placed only
+    with fuzz over the threshold, out of order or overlapping another (``code="patch_misplaced"``)."""
+
+    code = "invalid_patch"
 
 
 class HunkNotFound(PatchError, NoMatch):
     """A chunk's context and removed lines match nowhere (code ``no_match``)."""
+
+    code = "no_match"
+
+
+class HunkAmbiguous(PatchError, Ambiguous):
+    """A hunk located by its context alone matches several places (code ``ambiguous_match``)."""
+
+    code = "ambiguous_match"
 
 
 @dataclass
@@ -65,6 +78,9 @@ class Chunk:
     #: How the chunk is named and shown in messages.
     label: str = "chunk"
     title: str | None = None
+    #: Located by its context alone (a unified hunk without line numbers, ``@@ ... @@``): the
+    #: context must match one place in the whole file, else the patch is refused naming them.
+    unique: bool = False
 
     @property
     def old_lines(self) -> list[str]:
@@ -108,7 +124,7 @@ def parse_patch(text: str) -> list[FileOp]:
     if offset >= len(lines) or lines[offset].strip() != BEGIN:
         raise PatchError(
             f"line {offset + 1}: expected '{BEGIN}' as the first line of the patch (or a unified diff: "
-            "'--- a/path', '+++ b/path', then '@@ -1,2 +1,2 @@' hunks)."
+            "'--- a/path', '+++ b/path', then '@@ -1,2 +1,2 @@' or '@@ ... @@' hunks)."
         )
     if lines[-1].strip() != END:
         raise PatchError(f"line {len(lines)}: expected '{END}' as the last line of the patch.")
@@ -171,8 +187,8 @@ def _parse_chunks(lines: list[str], i: int, end: int, op: FileOp) -> int:
         stripped = line.strip()
         if stripped.startswith("@@"):
             header = stripped[2:].strip()
-            if header.endswith("@@") and header.startswith("-"):
-                header = ""  # a unified-diff hunk header "@@ -1,2 +1,2 @@" positions nothing here
+            if header.endswith("@@") and (header.startswith("-") or header[:-2].strip() in ("", "...", "\u2026")):
+                header = ""  # "@@ -1,2 +1,2 @@", "@@ ... @@", "@@ @@": unified-diff headers, positioning nothing
             chunk = Chunk(header or None, patch_line=i + 1)
             op.chunks.append(chunk)
         elif stripped == EOF_MARKER:
@@ -261,15 +277,16 @@ class LineStarts:
 
 
 def _find(
-    lines: _Lines, pattern: list[str], start: int, eof: bool, hint: int | None = None
-) -> tuple[int, str, int] | None:
-    """(index, pass name, extra fuzz) of ``pattern``: at the end for EOF chunks, else the
-    occurrence from ``start`` — the first, or the one nearest ``hint``; out-of-place finds cost
-    FUZZ_MISPLACED."""
+    lines: _Lines, pattern: list[str], start: int, eof: bool, hint: int | None = None, unique: bool = False
+) -> tuple[int, str, int, list[int]] | None:
+    """(index, pass name, extra fuzz, candidates) of ``pattern``: at the end for EOF chunks, else
+    the occurrence from ``start`` — the first, or the one nearest ``hint``; out-of-place finds cost
+    FUZZ_MISPLACED. With ``unique``, every occurrence in the file at the first pass that finds any
+    is a candidate: more than one is for the caller to refuse."""
     n = len(pattern)
     total = len(lines.lines)
     if not eof and hint is not None and start <= hint and lines.lines[hint : hint + n] == pattern:
-        return hint, "exact", 0  # found exactly where the chunk says: no other occurrence is nearer
+        return hint, "exact", 0, [hint]  # found exactly where the chunk says: no other occurrence is nearer
     for misplaced in (False, True):
         for name, norm in _PASSES:
             have, index = lines.under(name, norm)
@@ -277,15 +294,15 @@ def _find(
             if eof and not misplaced:
                 at = total - n
                 if at >= start and have[at:] == want:
-                    return at, name, 0
+                    return at, name, 0, [at]
                 continue
             candidates = [
                 at for at in index.get(want[0], ())
-                if (misplaced or at >= start) and at + n <= total and have[at : at + n] == want
+                if (misplaced or unique or at >= start) and at + n <= total and have[at : at + n] == want
             ]  # fmt: skip
             if candidates:
                 best = min(candidates, key=lambda at: abs(at - hint)) if hint is not None else candidates[0]
-                return best, name, FUZZ_MISPLACED if misplaced else 0
+                return best, name, FUZZ_MISPLACED if misplaced or best < start else 0, candidates
     return None
 
 
@@ -317,7 +334,8 @@ def apply_chunks(text: str, chunks: list[Chunk], path: str) -> tuple[list[tuple[
             if at is None:
                 raise PatchError(
                     f"{path}: chunk {number} (patch line {chunk.patch_line}): the '@@ {chunk.header}' line "
-                    "was not found in the file."
+                    "was not found in the file.",
+                    code="no_match",
                 )
             cursor = at + 1
         old = chunk.old_lines
@@ -326,29 +344,34 @@ def apply_chunks(text: str, chunks: list[Chunk], path: str) -> tuple[list[tuple[
                 index = min(max(chunk.anchor, cursor), len(lines))
             else:
                 index = len(lines) if chunk.end_of_file or chunk.header is None else cursor
-            found: tuple[int, str, int] | None = (index, "exact", 0)
+            found: tuple[int, str, int, list[int]] | None = (index, "exact", 0, [index])
         else:
-            found = _find(indexed, old, cursor, chunk.end_of_file, chunk.anchor)
+            found = _find(indexed, old, cursor, chunk.end_of_file, chunk.anchor, chunk.unique)
         if found is None:
             raise HunkNotFound(*_context_error(path, number, chunk, text, cursor))
-        index, pass_name, extra = found
+        index, pass_name, extra, candidates = found
+        if chunk.unique and len(candidates) > 1:
+            raise _ambiguous(path, number, chunk, candidates)
         fuzz = PASS_FUZZ[pass_name] + extra
         if fuzz > FUZZ_THRESHOLD:
             raise PatchError(
                 f"{path}: {chunk.label} {number} (patch line {chunk.patch_line}) matched only with fuzz {fuzz} "
                 f"(threshold {FUZZ_THRESHOLD}): its context was found at line {index + 1}, "
                 f"{'not at the end of the file' if chunk.end_of_file else 'before an earlier chunk'}.\n"
-                f"{_render(chunk)}"
+                f"{_render(chunk)}",
+                code="patch_misplaced",
             )
         if index < cursor and extra == 0:
-            raise PatchError(f"{path}: {chunk.label} {number} overlaps an earlier {chunk.label}.")
+            raise PatchError(
+                f"{path}: {chunk.label} {number} overlaps an earlier {chunk.label}.", code="patch_misplaced"
+            )
         replacements.append(_replacement(lines, starts, index, chunk, ends_nl, len(text)))
         applied.append(AppliedChunk(fuzz, pass_name, index + 1))
         cursor = index + len(old)
     replacements.sort()
     for (_, end_a, _), (start_b, _, _) in itertools.pairwise(replacements):
         if start_b < end_a:
-            raise PatchError(f"{path}: two {chunks[0].label}s change the same lines.")
+            raise PatchError(f"{path}: two {chunks[0].label}s change the same lines.", code="patch_misplaced")
     return replacements, applied
 
 
@@ -387,6 +410,19 @@ def _replacement(
 def _render(chunk: Chunk) -> str:
     head = chunk.title or (f"@@ {chunk.header}" if chunk.header else "@@")
     return "\n".join([head, *(kind + text for kind, text in chunk.lines)])
+
+
+def _ambiguous(path: str, number: int, chunk: Chunk, candidates: list[int]) -> HunkAmbiguous:
+    lines = [at + 1 for at in candidates]
+    listed = ", ".join(map(str, lines[:MAX_CANDIDATES_LISTED]))
+    listed += ", ..." if len(lines) > MAX_CANDIDATES_LISTED else ""
+    return HunkAmbiguous(
+        f"{path}: {chunk.label} {number} (patch line {chunk.patch_line}) has no line numbers, and its context and "
+        f"removed lines match {len(lines)} places in the file (lines {listed}), so where it goes is not known. "
+        "Nothing was changed. Add context lines that only one of them has, or give the hunk's line numbers "
+        f"('@@ -12,4 +12,5 @@').\n{_render(chunk)}",
+        lines,
+    )
 
 
 def _context_error(path: str, number: int, chunk: Chunk, text: str, cursor: int) -> tuple[str, str]:

@@ -8,7 +8,12 @@ format. What it understands:
 - ``a/`` ``b/`` prefixes (git's default and its i/ w/ c/ o/ mnemonic ones) or none;
 - new files (``--- /dev/null``, git's ``new file mode``, also empty ones) and deleted files;
 - renames (git's ``rename from``/``rename to``, with or without changes);
-- ``\\ No newline at end of file`` on either side.
+- ``\\ No newline at end of file`` on either side;
+- hunks without line numbers — ``@@ ... @@`` or ``@@ @@``, the headers aider's udiff format and
+  models write — read by :func:`parse_loose` (unidiff needs the numbers): such a hunk is located by
+  its context alone, with the Codex chunks' fuzz passes, and refused when that context matches
+  more than one place in the file (the message names them);
+- the diff inside fenced blocks (```` ```diff ```` … ```` ``` ````), as aider sends it.
 Binary diffs are refused. A plain ``diff -u old new`` with two different names changes the file
 that exists (as GNU patch does), it is not a rename.
 """
@@ -29,13 +34,38 @@ DEV_NULL = "/dev/null"
 GIT_PREFIXES = ("a/", "b/", "i/", "w/", "c/", "o/")
 _GIT_HEADER = re.compile(r"^diff --git ", re.M)
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@", re.M)
+#: A hunk header with its line numbers (groups: old start, old length), or without them.
+_NUMBERED = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
+_NUMBERLESS = re.compile(r"^@@\s*(?:\.\.\.|\u2026)?\s*(?:@@)?\s*$")
+#: A fence line of a Markdown code block at column 0 (hunk lines always start with ' ', '-', '+').
+_FENCE = re.compile(r"^```+\s*[\w+-]*\s*$")
+
+
+def unfenced(text: str) -> str:
+    """The lines inside fenced code blocks (```` ```diff ```` … ```` ``` ````) when ``text`` has any
+    (aider sends its diffs that way, prose around them); otherwise ``text`` itself."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    inside, kept = False, []
+    for line in lines:
+        if _FENCE.match(line):
+            inside = not inside
+            continue
+        if inside:
+            kept.append(line)
+    return "\n".join(kept) + "\n" if kept else text
 
 
 def looks_unified(text: str) -> bool:
-    """A unified diff: git's header, or ``---``/``+++`` file lines followed by a hunk header."""
+    """A unified diff: git's header, or ``---``/``+++`` file lines followed by a hunk header (with
+    line numbers or without)."""
     if _GIT_HEADER.search(text):
         return True
-    return bool(re.search(r"^--- \S.*\n\+\+\+ \S.*\n@@ ", text, re.M)) and bool(_HUNK.search(text))
+    return bool(re.search(r"^--- \S.*\n\+\+\+ \S.*\n@@", text, re.M))
+
+
+def _numberless(text: str) -> bool:
+    """Has a hunk header without line numbers, which unidiff cannot read."""
+    return any(line.startswith("@@") and not _NUMBERED.match(line) for line in text.split("\n"))
 
 
 def _strip_prefix(path: str, other: str, exists: Callable[[str], bool]) -> str:
@@ -52,6 +82,9 @@ def _strip_prefix(path: str, other: str, exists: Callable[[str], bool]) -> str:
 def parse_unified(text: str, exists: Callable[[str], bool]) -> list[FileOp]:
     """File operations for a unified diff. ``exists(path)`` says whether a workspace path exists
     (to resolve prefixes and ``diff -u old new``). Raises :class:`PatchError` with the reason."""
+    text = unfenced(text)
+    if _numberless(text):
+        return parse_loose(text, exists)
     from unidiff.errors import UnidiffParseError
     from unidiff.patch import PatchSet
 
@@ -133,3 +166,107 @@ def _reaches_end(hunk: Hunk) -> bool:
     that says the new file ends with a newline — only meaningful when the hunk is at the end."""
     lines = [line for line in hunk if line.line_type != "\\"]
     return bool(lines) and lines[-1].line_type in (" ", "+")
+
+
+# --- hunks without line numbers ----------------------------------------------------------------
+
+
+def parse_loose(text: str, exists: Callable[[str], bool]) -> list[FileOp]:
+    """File operations for a unified diff whose hunks may lack line numbers (``@@ ... @@``, as
+    aider's udiff format writes them): each such hunk is located by its context alone (see
+    :attr:`Chunk.unique`); a numbered one is placed near its number as usual. Lines between files
+    (``diff --git``, ``index``, prose) are skipped, and several blocks for one file are one update
+    (their hunks in the order given)."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    ops: list[FileOp] = []
+    i = 0
+    while i < len(lines):
+        if _file_header_at(lines, i):
+            source, target = _header_path(lines[i]), _header_path(lines[i + 1])
+            header_line = i + 1
+            i, chunks = _loose_hunks(lines, i + 2)
+            op = _loose_op(source, target, chunks, header_line, exists)
+            same = next((o for o in ops if op.kind == o.kind == "update" and o.path == op.path), None)
+            if same is not None:  # aider sends a block per change, several for one file: one update
+                same.chunks += op.chunks
+            else:
+                ops.append(op)
+            continue
+        i += 1
+    if not ops:
+        raise PatchError("The unified diff contains no file changes ('--- a/path', '+++ b/path', '@@ ... @@').")
+    return ops
+
+
+def _file_header_at(lines: list[str], i: int) -> bool:
+    return lines[i].startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ ")
+
+
+def _header_path(line: str) -> str:
+    """The path of a ``---``/``+++`` line, without a timestamp after a tab."""
+    return line[4:].split("\t", 1)[0].strip()
+
+
+def _loose_hunks(lines: list[str], i: int) -> tuple[int, list[Chunk]]:
+    """The hunks of one file from line ``i``: where they end, and the chunks."""
+    chunks: list[Chunk] = []
+    chunk: Chunk | None = None
+    previous = ""
+    while i < len(lines) and not _file_header_at(lines, i) and not lines[i].startswith("diff --git "):
+        line = lines[i]
+        if line.startswith("@@"):
+            chunk = _loose_chunk(line, i + 1)
+            chunks.append(chunk)
+            previous = ""
+        elif chunk is None:
+            if line.strip():
+                raise PatchError(f"line {i + 1}: expected a hunk header ('@@ ... @@') after '+++', got {line!r}.")
+        elif line[:1] in (" ", "-", "+") or line == "":
+            previous = line[:1] or " "
+            chunk.lines.append((previous, line[1:]))
+        elif line.startswith("\\"):  # "\ No newline at end of file": the line before ends its side
+            chunk.end_of_file |= previous in (" ", "-")
+            if previous in (" ", "+"):
+                chunk.final_newline = False
+        else:
+            raise PatchError(
+                f"line {i + 1}: in a hunk, expected a line starting with ' ', '-', '+' or '@@', got {line!r}."
+            )
+        i += 1
+    for c in chunks:
+        while c.lines and c.lines[-1] == (" ", "") and not c.end_of_file:
+            c.lines.pop()  # empty lines after a hunk separate it from what follows
+        if not c.lines:
+            raise PatchError(f"line {c.patch_line}: the hunk has no lines.")
+    return i, chunks
+
+
+def _loose_chunk(line: str, number: int) -> Chunk:
+    """A hunk from its header: numbered (placed near the number), bare (``@@ ... @@``: located by
+    context alone), or ``@@ <a line of the file>`` (placed after that line, as in a Codex patch)."""
+    title = line.strip()
+    numbered = _NUMBERED.match(line)
+    if numbered:
+        start, length = int(numbered.group(1)), numbered.group(2)
+        anchor = start - 1 if length != "0" else start
+        return Chunk(None, patch_line=number, anchor=max(anchor, 0), label="hunk", title=title)
+    if _NUMBERLESS.match(line):
+        return Chunk(None, patch_line=number, label="hunk", title=title, unique=True)
+    header = line[2:].strip()
+    header = header[:-2].strip() if header.endswith("@@") else header
+    return Chunk(header, patch_line=number, label="hunk", title=title)
+
+
+def _loose_op(source: str, target: str, chunks: list[Chunk], number: int, exists: Callable[[str], bool]) -> FileOp:
+    source, target = _strip_prefix(source, target, exists), _strip_prefix(target, source, exists)
+    if source == DEV_NULL:
+        op = FileOp("add", target, number)
+        op.add_lines = [text for chunk in chunks for kind, text in chunk.lines if kind == "+"]
+        op.add_final_newline = all(chunk.final_newline is not False for chunk in chunks)
+        return op
+    if target == DEV_NULL:
+        return FileOp("delete", source, number)
+    path = target if exists(target) or not exists(source) else source
+    if not chunks:
+        raise PatchError(f"line {number}: {path} has no hunks ('@@ ... @@').")
+    return FileOp("update", path, number, chunks=chunks)

@@ -8,11 +8,14 @@ low-level server, so each tool is declared with the one schema the other front d
 
 The modules: ``server`` (:class:`ToolsmithServer`: the protocol's handlers and the toolsmith
 session of each MCP session), ``convert`` (toolsmith to MCP: tool listings, call results,
-progress notifications, the client's roots), ``stdio_transport`` and ``http_transport``
-(serving over stdio, and over streamable HTTP), ``stdio_streams`` (stdin/stdout pipes read and
-written on the event loop), ``http_guard`` (who may talk to it over HTTP),
-``sdk`` (the optional ``mcp`` SDK, imported once) and ``cli`` (the ``toolsmith-mcp`` command
-line).
+progress notifications, the client's roots), ``stdio_transport`` and ``stdio_streams`` (serving
+over stdio; stdin/stdout pipes read and written on the event loop), ``http_transport`` (serving
+over streamable HTTP: ``http_front`` reads request heads and routes connections by session to
+``http_workers``, whose apps sit behind ``http_guard`` (who may talk to it), ``http_routing``
+(session ids by worker, requests for another worker handed back) and ``http_sessions`` (body
+deadline, the client watch, the session limit and idle sessions); ``http_limits`` holds the
+limits), ``sdk`` (the optional ``mcp`` SDK, imported once) and ``cli`` (the
+``toolsmith-mcp`` command line).
 
 - **Results**: text first — ``content`` is what the model reads: the tool's text, then its images
   as image blocks. No ``structuredContent`` (the tools declare no ``outputSchema``, and hosts that
@@ -23,17 +26,17 @@ line).
   (fetch, bash and custom tools) and a title.
 - **Progress**: when a call carries a progress token, the tool's progress (bash output, fetch
   bytes, waiting for language servers) becomes ``notifications/progress`` with increasing values.
-- **Cancellation**: a cancelled call (``notifications/cancelled`` on stdio, an aborted request on
-  HTTP) cancels the tool, which stops its process group; other calls go on.
+- **Cancellation**: a cancelled call (``notifications/cancelled``; over HTTP also a client that
+  closes the call's stream or times out) cancels the tool, which stops its process group; other
+  calls go on.
 - **Sessions**: one toolsmith :class:`Session` per MCP session — files read, the shell's
   directory and environment, language servers. On stdio the process is the session; over HTTP
-  each ``Mcp-Session-Id`` gets its own, closed when the client deletes the session or after
-  ``--session-idle`` without a call (sooner, ``ONE_SHOT_IDLE_S``, for a session that made one
-  call); at most ``--max-sessions`` at once. Any session's language servers stop after
-  ``lsp.idle_timeout`` without a call and start again on demand. The 2026-07-28 protocol has no
-  sessions over HTTP, so this server answers ``server/discover`` over HTTP with the handshake
-  versions only (SDK clients then use the initialize handshake) and refuses stateless tool calls
-  with an explanation.
+  each ``Mcp-Session-Id`` gets its own, on one worker process, closed when the client deletes
+  the session or after ``--session-idle`` without a request (sooner, ``ONE_SHOT_IDLE_S``, for a
+  session that made at most one call); at most ``--max-sessions`` at once, counted from their
+  initialize. The 2026-07-28 protocol has no sessions over HTTP, so this server answers
+  ``server/discover`` over HTTP with the handshake versions only (SDK clients then use the
+  initialize handshake) and refuses stateless tool calls with an explanation.
 - **Language servers** never start on a view's path (a read must not wait seconds for a cold
   server): they start on the session's first change (edit, write, multiedit, patch) or lsp call;
   later views report the diagnostics of servers already running.
@@ -44,7 +47,21 @@ line).
   are stopped — and closes every session's language servers: nothing is left running.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from .cli import main
-from .server import ToolsmithServer
+
+if TYPE_CHECKING:
+    from .server import ToolsmithServer
+
+
+def __getattr__(name: str) -> Any:
+    """``ToolsmithServer`` is imported on first use: the HTTP front never loads the SDK."""
+    if name == "ToolsmithServer":
+        from .server import ToolsmithServer
+
+        return ToolsmithServer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["ToolsmithServer", "main"]

@@ -5,20 +5,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from .http_transport import DEFAULT_HOST, DEFAULT_PORT, HTTP_PATH, is_loopback, listen, serve_http_until_signalled
-from .sdk import MISSING_SDK
-from .server import MAX_SESSIONS, ONE_SHOT_IDLE_S, SESSION_IDLE_S, ToolsmithServer
-from .stdio_transport import serve_stdio_until_signalled
+from .http_limits import MAX_DEFAULT_WORKERS, MAX_SESSIONS, ONE_SHOT_IDLE_S, SESSION_IDLE_S
+from .http_transport import DEFAULT_HOST, DEFAULT_PORT, HTTP_PATH, is_loopback, listen
 
 if TYPE_CHECKING:
     from ..config import Config
     from ..llm.tools.contract import Tool
+    from .server import ToolsmithServer
+
+#: The modules of the optional SDK (sdk.py imports them), looked for here without importing
+#: them: the HTTP front, which serves no MCP itself, never loads the SDK (~40 MB, ~0.5 s).
+SDK_MODULES = ("mcp_types", "mcp")
 
 #: --profile choices (llm/profiles.PROFILES).
 MCP_PROFILES = ("default", "claude", "codex", "gemini")
@@ -57,6 +61,11 @@ def _parser() -> argparse.ArgumentParser:
         help=f"HTTP: at most N sessions at once (default {MAX_SESSIONS})",
     )  # fmt: skip
     parser.add_argument(
+        "--workers", type=_at_least_one, default=None, metavar="N",
+        help=f"HTTP: serve sessions from N worker processes (default: one per core, at most {MAX_DEFAULT_WORKERS}; "
+        "1: all in this process)",
+    )  # fmt: skip
+    parser.add_argument(
         "--token", help="bearer token every HTTP request must carry (or --token-file, or $TOOLSMITH_MCP_TOKEN)"
     )
     parser.add_argument("--token-file", metavar="FILE", help="read the bearer token from FILE")
@@ -83,11 +92,47 @@ def _at_least_one(text: str) -> int:
 
 
 
-def main(argv: list[str] | None = None) -> int:
+@dataclass
+class Prepared:
+    """The command line, checked: what serving needs."""
+
+    args: argparse.Namespace
+    config: Config
+    tokens: list[str]
+    #: The embedder's tools (``--tools``), loaded here: a worker process prepares the same command
+    #: line, so it loads the same tools.
+    tools: list[Tool] = field(default_factory=list)
+
+    def log_to_file(self) -> None:
+        from ..state import StateDir, log_to_file
+
+        log_to_file(StateDir(self.config.state_dir).directory() / "mcp.log", ("toolsmith", "mcp", "pygls"))
+
+    def server(self, max_sessions: int | None = None) -> ToolsmithServer:
+        from ..audit import AuditLog
+        from .server import ToolsmithServer
+
+        args, config = self.args, self.config
+        audit_path = Path(args.audit_log).absolute() if args.audit_log else config.audit_log
+        audit = AuditLog(audit_path, config.audit_redact_keys) if audit_path else None
+        self.log_to_file()
+        return ToolsmithServer(
+            Path(args.cwd), replace(config, audit_log=None), read_only=args.read_only, audit=audit,
+            session_idle_s=args.session_idle, max_sessions=max_sessions or args.max_sessions, profile=args.profile,
+            tools=self.tools,
+        )  # fmt: skip
+
+    @property
+    def extra_hosts(self) -> list[str]:
+        return [*self.args.allowed_host, *self.config.mcp_allowed_hosts]
+
+
+def prepare(argv: list[str] | None) -> Prepared | int:
+    """Parse and check the command line and the config; an exit status when it cannot serve."""
     parser = _parser()
     args = parser.parse_args(argv)
     if not args.http:
-        http_only = [f"--{name}" for name in ("host", "port", "allow-remote") if _given(argv, f"--{name}")]
+        http_only = [f"--{name}" for name in ("host", "port", "allow-remote", "workers") if _given(argv, f"--{name}")]
         if http_only:
             verb = "applies" if len(http_only) == 1 else "apply"
             options = " and ".join(http_only)
@@ -95,13 +140,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.version:
         print(f"toolsmith-mcp {__version__}")
         return 0
-    from ..audit import AuditLog
     from ..config import Config, ConfigError
 
-    if MISSING_SDK is not None:
+    missing = _missing_sdk()
+    if missing is not None:
         sys.stderr.write(
             f"toolsmith-mcp: the MCP SDK is not installed in this Python ({sys.executable}; missing module "
-            f"'{MISSING_SDK}'). Install the extra: pip install 'agent-toolsmith[mcp]' (a checkout's `make run` "
+            f"'{missing}'). Install the extra: pip install 'agent-toolsmith[mcp]' (a checkout's `make run` "
             "does).\n"
         )
         return 2
@@ -130,40 +175,86 @@ def main(argv: list[str] | None = None) -> int:
             "--token-file, $TOOLSMITH_MCP_TOKEN or [mcp] token_file; at least 16 random characters).\n"
         )
         return 2
-    audit_path = Path(args.audit_log).absolute() if args.audit_log else config.audit_log
-    audit = AuditLog(audit_path, config.audit_redact_keys) if audit_path else None
-    from ..state import StateDir, log_to_file
+    return Prepared(args, config, tokens, tools)
 
-    log_to_file(StateDir(config.state_dir).directory() / "mcp.log", ("toolsmith", "mcp", "pygls"))
-    server = ToolsmithServer(
-        workspace, replace(config, audit_log=None), read_only=args.read_only, audit=audit,
-        session_idle_s=args.session_idle, max_sessions=args.max_sessions, profile=args.profile, tools=tools,
-    )  # fmt: skip
+
+def main(argv: list[str] | None = None) -> int:
+    prepared = prepare(argv)
+    if isinstance(prepared, int):
+        return prepared
     try:
-        if args.http:
-            try:
-                sock = listen(args.host, args.port)
-            except OSError as exc:
-                sys.stderr.write(f"toolsmith-mcp: cannot listen on {args.host}:{args.port}: {exc.strerror}\n")
-                return 2
-            host, port = sock.getsockname()[:2]
-            shown = f"[{host}]" if ":" in host else host
-            sys.stderr.write(f"toolsmith-mcp: serving {server.workspace} on http://{shown}:{port}{HTTP_PATH}\n")
-            sys.stderr.flush()
-            asyncio.run(
-                serve_http_until_signalled(
-                    server,
-                    sock,
-                    remote=not is_loopback(args.host),
-                    tokens=tokens,
-                    extra_hosts=[*args.allowed_host, *config.mcp_allowed_hosts],
-                )
-            )
-        else:
-            asyncio.run(serve_stdio_until_signalled(server))
+        if prepared.args.http:
+            return _serve_http(prepared, argv)
+        from .stdio_transport import serve_stdio_until_signalled
+
+        asyncio.run(serve_stdio_until_signalled(prepared.server()))
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def _serve_http(prepared: Prepared, argv: list[str] | None) -> int:
+    from .http_transport import serve_http, serve_http_workers, until_signalled
+
+    args = prepared.args
+    try:
+        sock = listen(args.host, args.port)
+    except OSError as exc:
+        sys.stderr.write(f"toolsmith-mcp: cannot listen on {args.host}:{args.port}: {exc.strerror}\n")
+        return 2
+    workers = min(args.workers or min(os.cpu_count() or 1, MAX_DEFAULT_WORKERS), args.max_sessions)
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    where = Path(os.path.realpath(args.cwd))
+    sys.stderr.write(f"toolsmith-mcp: serving {where} on http://{shown}:{port}{HTTP_PATH}\n")
+    sys.stderr.flush()
+    remote = not is_loopback(args.host)
+    if workers == 1:
+        server = prepared.server()
+        asyncio.run(until_signalled(lambda stop: serve_http(
+            server, sock, remote=remote, stop=stop, tokens=prepared.tokens, extra_hosts=prepared.extra_hosts,
+        )))  # fmt: skip
+        return 0
+    prepared.log_to_file()
+    spec = {"argv": sys.argv[1:] if argv is None else argv, "tokens": prepared.tokens, "host": host,
+            "remote": remote, "total": args.max_sessions}  # fmt: skip
+    asyncio.run(until_signalled(lambda stop: serve_http_workers(
+        sock, spec, workers=workers, total=args.max_sessions, stop=stop,
+    )))  # fmt: skip
+    return 0
+
+
+def worker_main(fd: str) -> int:
+    """A worker process of ``toolsmith-mcp --http`` (http_workers): its spec, from the front on
+    descriptor ``fd``, is the front's command line and what the front resolved (tokens, its share)."""
+    from .http_transport import worker_app
+    from .http_workers import read_spec, serve_from_front
+
+    sock, spec = read_spec(int(fd))
+    prepared = prepare(list(spec["argv"]))
+    if isinstance(prepared, int):
+        return prepared
+    index, share = int(spec["index"]), int(spec["share"])
+    server = prepared.server(max_sessions=share)
+    worker = worker_app(
+        server, str(spec["host"]), index=index, share=share, total=int(spec["total"]), remote=bool(spec["remote"]),
+        tokens=list(spec["tokens"]), extra_hosts=prepared.extra_hosts,
+    )  # fmt: skip
+    worker.hand_back.workers = int(spec["workers"])
+    serve_from_front(worker, sock)
+    return 0
+
+
+def _missing_sdk() -> str | None:
+    import importlib.util
+
+    for name in SDK_MODULES:
+        try:
+            if importlib.util.find_spec(name) is None:
+                return name
+        except (ImportError, ValueError):  # a module set to None in sys.modules cannot be imported
+            return name
+    return None
 
 
 def _given(argv: list[str] | None, option: str) -> bool:

@@ -123,6 +123,10 @@ class HttpGuard:
             return
         await self.app(scope, receive, self._recording(send, owner))
 
+    def forget(self, session_id: str) -> None:
+        """The session ended: its owner need not be kept."""
+        self.owners.pop(session_id, None)
+
     def _recording(self, send: Send, owner: str) -> Send:
         """``send`` that notes which token a newly created session belongs to."""
 

@@ -9,6 +9,7 @@ import asyncio
 import json
 import os
 import time
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .. import __version__
 from ..logs import logger
 from .convert import ProgressReporter, call_result, client_roots, elicit_answers, input_required_result, mcp_tool
+from .http_limits import MAX_SESSIONS, ONE_SHOT_IDLE_S, SESSION_IDLE_S
 from .sdk import HANDSHAKE_PROTOCOL_VERSIONS, Server, ServerRequestContext, types
 
 if TYPE_CHECKING:  # imported when first needed: `initialize` is answered before the tools load
@@ -31,17 +33,6 @@ if TYPE_CHECKING:  # imported when first needed: `initialize` is answered before
 
 log = logger("toolsmith")
 
-#: An HTTP session with no call for this long is closed (its shells and language servers too);
-#: ``--session-idle`` sets it. A session with a call running is never closed.
-SESSION_IDLE_S = 10 * 60
-#: A session that made at most one call (a one-shot client that never sends DELETE) is closed
-#: after this long without a call, when that is sooner than the session idle time.
-ONE_SHOT_IDLE_S = 2 * 60
-#: Idle HTTP sessions are looked for this often (or four times per idle time, when shorter).
-REAP_INTERVAL_S = 60.0
-#: At most this many toolsmith sessions at once (``--max-sessions``): each holds a shell state
-#: and may hold language servers. A call that would open one more is refused, saying why.
-MAX_SESSIONS = 64
 #: Closing one session's language servers on shutdown waits at most this long.
 CLOSE_TIMEOUT_S = 5.0
 STDIO_KEY = "stdio"
@@ -58,6 +49,16 @@ INSTRUCTIONS = (
     "Coding tools for the workspace {workspace}: read files with view, search with grep and glob, "
     "change files with edit, multiedit, write or patch (view a file before changing it), run "
     "commands with bash."
+)
+#: Added to a ``not_read`` error on a session's first call when the same client recently ended
+#: sessions after one call (http_front.ClientHistory): the model is told why the file it "just
+#: read" is unknown, and the user how to fix the client. The check itself stays.
+PER_CALL_NOTE = (
+    "\n\nNote: this MCP client opens a new session for every call ({count} of its recent sessions "
+    "each ended after one call), so files read in an earlier call are not known to this one, and no "
+    "edit that needs a prior read can succeed. The client must keep one MCP session open across calls "
+    "(in langchain-mcp-adapters: `async with client.session(name) as s: tools = await load_mcp_tools(s)`); "
+    "see docs/mcp.md, \"Clients that open a session per call\"."
 )
 STATELESS_REFUSAL = (
     "This server keeps state per MCP session (files read, the shell's directory and environment, "
@@ -93,7 +94,13 @@ class ToolsmithServer:
         from ..permission import ToolPolicy
 
         self.session_idle_s = session_idle_s
+        self.one_shot_idle_s: float = ONE_SHOT_IDLE_S
         self.max_sessions = max_sessions
+        #: Where the SDK's app serves MCP over HTTP (the transport sets it).
+        self.http_path = "/mcp"
+        #: How many sessions the client of a session recently ended after one call (over HTTP,
+        #: http_sessions.SessionGate.one_call_sessions; the transport sets it).
+        self.one_call_sessions: Callable[[str], int] = lambda key: 0
 
         self.workspace = Path(os.path.realpath(workspace))
         self.config = config
@@ -161,7 +168,9 @@ class ToolsmithServer:
     async def _run_call(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
+        from ..cancel import CancelToken
         from ..llm.tools.contract import ToolResponse
+        from .http_sessions import cancel_when_client_leaves
 
         key = self._session_key(ctx)
         if key is None:
@@ -175,8 +184,12 @@ class ToolsmithServer:
         entry.calls += 1
         reporter = ProgressReporter(ctx)
         call = _CALL.set((ctx, params.input_responses))
+        cancel = CancelToken()
         try:
-            response = await entry.session.run(params.name, params.arguments or {}, progress=reporter.report)
+            with cancel_when_client_leaves(ctx.request, cancel.cancel):
+                response = await entry.session.run(
+                    params.name, params.arguments or {}, cancel=cancel, progress=reporter.report
+                )
             await reporter.drain()
         finally:
             _CALL.reset(call)
@@ -185,6 +198,8 @@ class ToolsmithServer:
             entry.last_used = time.monotonic()
         if response.metadata.get("error") == "input_required":
             return input_required_result(response.metadata)
+        if entry.calls == 1 and response.metadata.get("error") == "not_read":
+            response = per_call_note(response, self.one_call_sessions(key))
         return call_result(response)
 
     async def _ask_user(self, request: QuestionRequest) -> Answers:
@@ -302,23 +317,23 @@ class ToolsmithServer:
             metadata={"error": "too_many_sessions", "limit": self.max_sessions},
         )
 
-    def idle_limit_s(self, entry: _Entry) -> float:
-        """How long ``entry`` may go without a call: one-shot sessions (at most one call) go sooner."""
-        return min(self.session_idle_s, ONE_SHOT_IDLE_S) if entry.calls <= 1 else self.session_idle_s
+    def calls_of(self, key: str) -> int:
+        entry = self.sessions.get(key)
+        return 0 if entry is None else entry.calls
 
-    async def reap_idle_once(self) -> None:
-        now = time.monotonic()
-        for key, entry in list(self.sessions.items()):
-            if entry.running == 0 and now - entry.last_used > self.idle_limit_s(entry):
-                log.info("closing MCP session %s: idle for %.0f s", key, now - entry.last_used)
-                await self.drop_session(key)
+    def idle_limit_s(self, calls: int) -> float:
+        """How long a session that made ``calls`` calls may go without one: one-shot sessions (at
+        most one call) go sooner."""
+        return min(self.session_idle_s, self.one_shot_idle_s) if calls <= 1 else self.session_idle_s
 
-    async def reap_idle(self) -> None:
-        """Close idle sessions, every REAP_INTERVAL_S (sooner for a short idle time), until cancelled."""
-        interval = min(REAP_INTERVAL_S, self.session_idle_s / 4)
-        while True:
-            await asyncio.sleep(interval)
-            await self.reap_idle_once()
+
+def per_call_note(response: ToolResponse, one_call_sessions: int) -> ToolResponse:
+    """``response`` with PER_CALL_NOTE when the session's client ended sessions after one call."""
+    if one_call_sessions < 1:
+        return response
+    metadata = {**response.metadata, "per_call_client": True}
+    return replace(response, content=response.content + PER_CALL_NOTE.format(count=one_call_sessions),
+                   metadata=metadata)  # fmt: skip
 
 
 async def _close_quietly(session: Session) -> None:

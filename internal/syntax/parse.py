@@ -3,7 +3,8 @@
 tree-sitter (and the grammar pack) is imported on first use only: a call that never parses never
 loads it. A full parse of a 10k-line file takes tens of milliseconds; reparsing a changed text
 from the previous tree (incremental parsing) takes a few, so :class:`SyntaxCache` keeps the last
-tree of each file a session changed, keyed by content.
+trees of each file a session changed, per snapshot (the content before and after the last change),
+so the gate never parses the same content twice.
 """
 
 from __future__ import annotations
@@ -31,8 +32,11 @@ PARSE_CHUNK_BYTES = 64 * 1024
 #: edited range (a patch or multiedit touching the whole file) was measured 5× slower than a full
 #: parse, while a small edit's incremental parse is 10× faster than one.
 MAX_INCREMENTAL_RANGE_BYTES = 64 * 1024
-#: Trees kept per session (the files it is changing).
+#: Files whose trees are kept per session (the files it is changing).
 MAX_CACHED_TREES = 16
+#: Trees kept per file: the snapshots a change is judged between (before and after it), so the
+#: next change's "before" is this one's "after", already parsed.
+TREES_PER_FILE = 2
 #: Syntax errors listed per file in a result.
 MAX_ERRORS_LISTED = 5
 
@@ -50,9 +54,10 @@ class Parsed:
         return bool(self.tree.root_node.has_error)
 
     def errors(self, start: int = 0, end: int | None = None, limit: int = MAX_ERRORS_LISTED) -> list[SyntaxIssue]:
-        """The first syntax errors: the tree's own, and for Python the indentation rules the
-        grammar does not enforce, checked in the blocks overlapping ``source[start:end]``."""
-        found = first_errors(self.tree.root_node, self.source, limit) if self.has_tree_errors else []
+        """The first syntax errors at or after ``start``: the tree's own (an error node that began
+        before ``start`` is reported where it reaches it), and for Python the indentation rules
+        the grammar does not enforce, checked in the blocks overlapping ``source[start:end]``."""
+        found = first_errors(self.tree.root_node, self.source, limit, start) if self.has_tree_errors else []
         if self.language == "python":
             from .layout import python_layout_issues
 
@@ -63,44 +68,69 @@ class Parsed:
 
 
 class StatementStarts:
-    """Per file: the source a list of top-level statement starts belongs to. Bounded (LRU)."""
+    """Per file: the sources (TREES_PER_FILE of them, like trees) lists of top-level statement
+    starts belong to. Bounded (LRU by file).
+
+    A list marked ``broken`` belongs to a source known to have syntax errors: then it holds where
+    the tree's top-level nodes start (any column), the cut points the gate judges such a file's
+    changes by (local.py); otherwise the starts of statements on a line of their own."""
 
     def __init__(self, size: int = MAX_CACHED_TREES) -> None:
         self._size = size
-        self._entries: OrderedDict[str, tuple[bytes, list[int]]] = OrderedDict()
+        self._entries: OrderedDict[str, list[tuple[bytes, list[int], bool]]] = OrderedDict()
 
     def get(self, key: str, source: bytes) -> list[int] | None:
-        entry = self._entries.get(key)
-        if entry is None or entry[0] != source:
-            return None
-        self._entries.move_to_end(key)
-        return entry[1]
+        """The statement starts of ``source``, a source without known errors."""
+        return self._find(key, source, broken=False)
 
-    def put(self, key: str, source: bytes, starts: list[int]) -> None:
-        self._entries[key] = (source, starts)
+    def broken_cuts(self, key: str, source: bytes) -> list[int] | None:
+        """The cut points of ``source``, when it is known to have syntax errors."""
+        return self._find(key, source, broken=True)
+
+    def _find(self, key: str, source: bytes, *, broken: bool) -> list[int] | None:
+        for known, starts, is_broken in self._entries.get(key, ()):
+            if is_broken == broken and known == source:
+                self._entries.move_to_end(key)
+                return starts
+        return None
+
+    def put(self, key: str, source: bytes, starts: list[int], *, broken: bool = False) -> None:
+        kept = [entry for entry in self._entries.get(key, ()) if entry[0] != source]
+        self._entries[key] = [*kept[len(kept) - (TREES_PER_FILE - 1) :], (source, starts, broken)]
         self._entries.move_to_end(key)
         while len(self._entries) > self._size:
             self._entries.popitem(last=False)
 
 
 class SyntaxCache:
-    """The last tree per file, so the next parse of that file is incremental, and the top-level
-    statement starts the gate's fast path carries from change to change (local.py). Bounded (LRU)."""
+    """The last trees per file (TREES_PER_FILE snapshots), so the next parse of that file is
+    incremental and a snapshot already parsed is not parsed again, and the top-level statement
+    starts the gate's fast paths carry from change to change (local.py). Bounded (LRU by file)."""
 
     def __init__(self, size: int = MAX_CACHED_TREES) -> None:
         self._size = size
-        self._trees: OrderedDict[str, tuple[str, Parsed]] = OrderedDict()
+        self._trees: OrderedDict[str, list[Parsed]] = OrderedDict()  # per file, newest last
         self.statements = StatementStarts(size)
 
     def get(self, key: str) -> Parsed | None:
-        entry = self._trees.get(key)
-        if entry is None:
+        """The newest tree of ``key`` (the seed of its next incremental parse)."""
+        trees = self._trees.get(key)
+        if not trees:
             return None
         self._trees.move_to_end(key)
-        return entry[1]
+        return trees[-1]
+
+    def get_exact(self, key: str, source: bytes) -> Parsed | None:
+        """The tree of exactly ``source``, when one of ``key``'s kept snapshots is it."""
+        for parsed in self._trees.get(key, ()):
+            if parsed.source == source:
+                self._trees.move_to_end(key)
+                return parsed
+        return None
 
     def put(self, key: str, parsed: Parsed) -> None:
-        self._trees[key] = (parsed.language, parsed)
+        kept = [p for p in self._trees.get(key, ()) if p.source != parsed.source]
+        self._trees[key] = [*kept[len(kept) - (TREES_PER_FILE - 1) :], parsed]
         self._trees.move_to_end(key)
         while len(self._trees) > self._size:
             self._trees.popitem(last=False)
@@ -209,22 +239,41 @@ def _point(source: bytes, offset: int) -> tuple[int, int]:
     return row, offset - (source.rfind(b"\n", 0, offset) + 1)
 
 
-def first_errors(root: Node, source: bytes, limit: int) -> list[SyntaxIssue]:
-    """The first ``limit`` ERROR or MISSING nodes, in document order (only subtrees that hold
-    an error are walked)."""
+def first_errors(root: Node, source: bytes, limit: int, start: int = 0) -> list[SyntaxIssue]:
+    """The first ``limit`` ERROR or MISSING nodes at or after byte ``start``, in document order
+    (only subtrees that hold an error and reach ``start`` are walked). An ERROR node that begins
+    before ``start`` and goes on past it is reported at its first piece from ``start`` on: the
+    parser's recovery often wraps lines above a broken change (an import at the top of the file)
+    into the error, and the change is where the model has to look."""
     found: list[SyntaxIssue] = []
     stack = [root]
     while stack and len(found) < limit:
         node = stack.pop()
+        if node.end_byte < start or (node.end_byte == start and node.start_byte < start):
+            continue  # wholly before the change
         if node.is_missing:
             found.append(_issue(node, source, f"missing {node.type!r}"))
             continue
         if node.is_error:
-            found.append(_issue(node, source, _unexpected(node, source)))
+            piece = _piece_from(node, start) if node.start_byte < start else node
+            found.append(_issue(piece, source, _unexpected(piece, source)))
             continue
         if node.has_error:
             stack.extend(reversed(node.children))
     return found
+
+
+def _piece_from(node: Node, start: int) -> Node:
+    """The first descendant of ``node`` that begins at or after ``start``, going down through the
+    one that straddles it (a token the change starts inside is that token)."""
+    at = node
+    while True:
+        following = next((child for child in at.children if child.end_byte > start), None)
+        if following is None:
+            return at
+        if following.start_byte >= start:
+            return following
+        at = following
 
 
 def _unexpected(node: Node, source: bytes) -> str:

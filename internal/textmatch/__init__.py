@@ -8,8 +8,9 @@ compares by similarity: every tier requires the same non-whitespace characters i
 
 All offsets are in LF-normalised text (``TextFile.text``). The modules, by concern:
 ``lines`` (spans and the window search), ``tiers`` (the tiers and the pipeline),
-``indentation`` (the indentation tier), ``errors`` (not found, ambiguous), ``edits`` (planning
-and applying edits to a file).
+``indentation`` (the indentation tier), ``continuation`` (the mid-line rule for new_string's
+continuation lines), ``gutter`` (view's line numbers copied into old_string), ``errors`` (not
+found, ambiguous), ``edits`` (planning and applying edits to a file).
 """
 
 from .edits import EditOutcome, EditPlan, EditRequest, apply_edits, apply_plan, plan_edit

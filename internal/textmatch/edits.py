@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..fsutil.textio import TextFile, normalize_eol
 from ..vocabulary import tool_name
 from .errors import EditError, ambiguous, not_found
-from .lines import MatchResult, Replacement, Text
+from .gutter import gutter_match
+from .lines import Replacement, Text
 from .tiers import find
 
 
@@ -21,18 +21,26 @@ class EditPlan:
 
 
 def plan_edit(
-    content: str, old: str, new: str, *, replace_all: bool, path: str, cancel: Callable[[], None] | None = None
+    content: str,
+    old: str,
+    new: str,
+    *,
+    replace_all: bool,
+    path: str,
+    cancel: Callable[[], None] | None = None,
+    reindent: bool = True,
 ) -> EditPlan:
     """Where and what to replace, or an :class:`EditError` the model can act on.
 
-    ``cancel`` is called between steps of a long search and may raise to stop it.
+    ``cancel`` is called between steps of a long search and may raise to stop it. ``reindent``:
+    the mid-line rule applies (continuation.py); without it new_string is spliced as written.
     """
     if old == new:
         raise EditError("old_string and new_string are identical: there is nothing to change.")
     f = Text(content, cancel) if cancel is not None else Text(content)
-    result = find(f, old, new)
+    result = find(f, old, new, reindent=reindent)
     if result is None:
-        result = _gutter_match(f, old, new)
+        result = gutter_match(f, old, new, path, reindent=reindent)
     if result is None:
         raise not_found(f, old, new, path)
     if len(result.replacements) > 1 and not replace_all:
@@ -43,49 +51,10 @@ def plan_edit(
             raise EditError(
                 f"old_string matched at line {line} with different indentation, but new_string cannot be "
                 "shifted the same way (some of its lines would need less than no indentation). Send "
-                f"old_string and new_string with the file's own indentation (use {tool_name('view')})."
+                f"old_string and new_string with the file's own indentation (use {tool_name('view')}).",
+                code="indentation_mismatch",
             )
     return EditPlan(result.tier, result.replacements)
-
-
-#: view's line-number gutter: the number right-aligned in 6 columns, then "|".
-_GUTTER = re.compile(r"^ *(\d+)\|")
-#: The tier name reported when the gutter was stripped.
-GUTTER_TIER = "line_number_gutter"
-
-
-def _gutter_match(f: Text, old: str, new: str) -> MatchResult | None:
-    """old_string copied from view with its line numbers: when every line carries the gutter,
-    the numbers are consecutive, and without them old_string matches (by any tier) at exactly
-    the line the first number names, that match is used; new_string loses the gutter on the
-    lines that carry it. The numbers pick the place, so several matches elsewhere do not matter."""
-    lines = old.split("\n")
-    if lines and lines[-1] == "" and len(lines) > 1:
-        lines = lines[:-1]
-    numbers: list[int] = []
-    for line in lines:
-        found = _GUTTER.match(line)
-        if found is None:
-            return None
-        numbers.append(int(found.group(1)))
-    if numbers != list(range(numbers[0], numbers[0] + len(numbers))):
-        return None
-    stripped_old = _strip_gutter(old)
-    stripped_new = _strip_gutter(new)
-    if not stripped_old.strip():
-        return None
-    result = find(f, stripped_old, stripped_new)
-    if result is None:
-        return None
-    at_line = [r for r in result.replacements if f.text.count("\n", 0, r.start) + 1 == numbers[0]]
-    if len(at_line) != 1:
-        return None
-    tier = GUTTER_TIER if result.tier == "exact" else f"{GUTTER_TIER}+{result.tier}"
-    return MatchResult(tier, at_line)
-
-
-def _strip_gutter(text: str) -> str:
-    return "\n".join(_GUTTER.sub("", line, count=1) for line in text.split("\n"))
 
 
 def apply_plan(content: str, plan: EditPlan) -> str:
@@ -111,36 +80,11 @@ class EditOutcome:
     tiers: list[str]
     replaced: int
     first_changed_line: int
-    #: With ``reindent``: offsets in the final LF text where indentation was inserted.
+    #: Offsets in the final LF text where the mid-line rule inserted indentation (continuation.py).
     inserted_indents: list[int] = dataclasses.field(default_factory=list)
     #: For a single edit: its replacements ``(start, end, text)`` in the original LF text (a
     #: description's diff is built from them); None for several edits.
     spans: list[tuple[int, int, str]] | None = None
-
-
-def reindent_continuations(new: str, indent: str) -> tuple[str, list[int]]:
-    """``new`` with ``indent`` put before each non-blank line after its first, and the offsets
-    (in the result) where indentation was inserted. Lines already carrying ``indent`` count as
-    written for the file's column: when all of them do, nothing changes."""
-    lines = new.split("\n")
-    rest = [line for line in lines[1:] if line.strip()]
-    if not rest or not indent or all(line.startswith(indent) for line in rest):
-        return new, []
-    out, inserted, offset = [lines[0]], [], len(lines[0]) + 1
-    for line in lines[1:]:
-        if line.strip():
-            inserted.append(offset)
-            line = indent + line
-        out.append(line)
-        offset += len(line) + 1
-    return "\n".join(out), inserted
-
-
-def line_indentation(text: str, offset: int) -> str:
-    """The leading whitespace of the line holding ``offset``."""
-    start = text.rfind("\n", 0, offset) + 1
-    line = text[start:offset]
-    return line[: len(line) - len(line.lstrip(" \t"))]
 
 
 def apply_edits(
@@ -149,16 +93,14 @@ def apply_edits(
     *,
     path: str,
     cancel: Callable[[], None] | None = None,
-    reindent: bool = False,
-    at_indent_only: bool = False,
+    reindent: bool = True,
 ) -> EditOutcome:
     """Apply ``edits`` in order to the evolving text; raise on the first that cannot apply.
 
     Each edit is spliced into the raw text, so line endings outside the spans never change.
-    ``reindent``: each multi-line replacement's continuation lines get the indentation of the
-    line its match starts on (the syntax gate's retry for a new_string written as if at column
-    0); ``EditOutcome.inserted_indents`` then lists where, in the final LF text. With
-    ``at_indent_only``, only matches preceded by nothing but indentation on their line are.
+    ``reindent``: the mid-line rule applies (continuation.py) and
+    ``EditOutcome.inserted_indents`` lists where it inserted indentation, in the final LF text;
+    without it every new_string is spliced as written.
 
     A file with one line ending throughout (nearly all) is edited in its LF text alone — one
     decode, each edit a find and a splice, the line endings put back once at the end — so many
@@ -176,7 +118,9 @@ def apply_edits(
         old = normalize_eol(edit.old_string)
         new = normalize_eol(edit.new_string)
         try:
-            plan = plan_edit(text, old, new, replace_all=edit.replace_all, path=path, cancel=cancel)
+            plan = plan_edit(
+                text, old, new, replace_all=edit.replace_all, path=path, cancel=cancel, reindent=reindent
+            )
         except EditError as exc:
             exc.edit_index = index
             raise
@@ -185,8 +129,7 @@ def apply_edits(
         # becomes the first change. So the minimum offset stays valid in the evolving text.
         first_at = start if first_at is None else min(first_at, start)
         spans = [(r.start, r.end, r.text) for r in plan.replacements if r.text is not None]
-        if reindent:
-            spans, inserted = _reindented(text, spans, inserted, at_indent_only)
+        inserted = _carried(inserted, plan.replacements)
         if len(edits) == 1:
             single = spans
         if uniform:
@@ -218,28 +161,21 @@ def _splice(text: str, spans: list[tuple[int, int, str]]) -> str:
     return "".join(pieces)
 
 
-def _reindented(
-    text: str, spans: list[tuple[int, int, str]], inserted: list[int], at_indent_only: bool
-) -> tuple[list[tuple[int, int, str]], list[int]]:
-    """Re-indent each span's continuation lines; carry earlier insertion offsets through the
-    spans (an offset inside a replaced span is gone with it)."""
-    out: list[tuple[int, int, str]] = []
+def _carried(inserted: list[int], replacements: list[Replacement]) -> list[int]:
+    """Where indentation was inserted, after splicing ``replacements``: earlier insertions moved
+    by the spans before them (one inside a replaced span is gone with it), and this edit's own."""
     deltas: list[tuple[int, int, int]] = []
     fresh: list[int] = []
     shift = 0
-    for start, end, new in sorted(spans):
-        indent = line_indentation(text, start)
-        if at_indent_only and text[text.rfind("\n", 0, start) + 1 : start] != indent:
-            indent = ""  # the match starts after code on its line: leave it literal
-        reindented, offsets = reindent_continuations(new, indent)
-        fresh += [start + shift + o for o in offsets]
-        delta = len(reindented) - (end - start)
-        deltas.append((start, end, delta))
+    for r in sorted(replacements, key=lambda r: r.start):
+        assert r.text is not None, "plan_edit refuses unplaceable replacements"
+        fresh += [r.start + shift + o for o in r.indented]
+        delta = len(r.text) - (r.end - r.start)
+        deltas.append((r.start, r.end, delta))
         shift += delta
-        out.append((start, end, reindented))
     moved = []
     for o in inserted:
         if any(start <= o < end for start, end, _ in deltas):
             continue
         moved.append(o + sum(d for _, end, d in deltas if end <= o))
-    return out, sorted(moved + fresh)
+    return sorted(moved + fresh)

@@ -23,8 +23,11 @@ MAX_CLOSEST_CANDIDATES = 2000
 
 
 class EditError(ToolError):
-    """An edit refused as planned (identical strings, an unplaceable re-indentation, ...); the
-    not-found and ambiguous cases are the typed :class:`NotFoundInFile` and :class:`AmbiguousEdit`."""
+    """An edit refused as planned: identical strings (``no_change``), an unplaceable
+    re-indentation (``code="indentation_mismatch"``); the not-found and ambiguous cases are the
+    typed :class:`NotFoundInFile` and :class:`AmbiguousEdit`."""
+
+    code = "no_change"
 
     #: Which edit of a multi-edit failed (set by apply_edits).
     edit_index: int | None = None
@@ -33,9 +36,13 @@ class EditError(ToolError):
 class NotFoundInFile(EditError, NoMatch):
     """old_string matches nowhere (code ``no_match``); ``closest`` is the region shown."""
 
+    code = "no_match"
+
 
 class AmbiguousEdit(EditError, Ambiguous):
     """old_string matches several places (code ``ambiguous_match``); ``lines`` lists them."""
+
+    code = "ambiguous_match"
 
 
 def _visible(line: str) -> str:

@@ -29,6 +29,8 @@ class Replacement:
     end: int
     #: ``None``: old_string matched here, but new_string could not be re-indented to fit.
     text: str | None
+    #: Offsets in ``text`` where the mid-line rule inserted indentation (continuation.py).
+    indented: tuple[int, ...] = ()
 
 
 class NoMatch(Exception):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from .continuation import with_continuations
 from .indentation import indent_shift
 from .lines import CANCEL_EVERY, MatchResult, Replacement, Text, indent_of, split_old, to_replacements, window_matches
 
@@ -157,8 +158,10 @@ def _tiers(old: str, new: str) -> Iterator[tuple[str, str, str, Tier]]:
         yield FIRST_LINE_TIER, old, new, lambda f, o, n: indent_shift(f, o, n, loose_first=True)
 
 
-def find(content: str | Text, old: str, new: str) -> MatchResult | None:
-    """The first tier with any match, with every match of that tier."""
+def find(content: str | Text, old: str, new: str, *, reindent: bool = True) -> MatchResult | None:
+    """The first tier with any match, with every match of that tier. With ``reindent``, a
+    replacement starting after its line's indentation follows the mid-line rule
+    (continuation.py); without, new_string's continuation lines are spliced as written."""
     f = content if isinstance(content, Text) else Text(content)
     for name, o, n, tier in _tiers(old, new):
         if not o:
@@ -166,9 +169,10 @@ def find(content: str | Text, old: str, new: str) -> MatchResult | None:
         f.cancel()
         found = tier(f, o, n)
         if found:
-            if name == "exact":
-                return _first_line_slip(f, found, o, n)
-            return MatchResult(name, found)
+            result = _first_line_slip(f, found, o, n) if name == "exact" else MatchResult(name, found)
+            if reindent:
+                result = MatchResult(result.tier, with_continuations(f, result.replacements, o))
+            return result
     return None
 
 

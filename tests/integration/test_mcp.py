@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -68,16 +68,6 @@ class HttpServer:
     def stop(self) -> None:
         self.process.send_signal(signal.SIGTERM)
         assert self.process.wait(WAIT_S) == 0
-
-
-@pytest.fixture
-def http_server(workspace: Path, tmp_path: Path) -> Iterator[HttpServer]:
-    server = HttpServer(workspace, tmp_path)
-    try:
-        yield server
-    finally:
-        if server.process.poll() is None:
-            server.stop()
 
 
 @asynccontextmanager
@@ -284,7 +274,10 @@ def test_a_client_without_sessions_is_told_why(workspace: Path, tmp_path: Path, 
     assert (refused.meta or {}).get("toolsmith/metadata", {}).get("error") == "no_session"
 
 
-def test_the_clients_roots_become_allowed_dirs(workspace: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["stdio", "http"])
+def test_the_clients_roots_become_allowed_dirs(
+    kind: str, workspace: Path, tmp_path: Path, http_server: HttpServer
+) -> None:
     shared = tmp_path / "shared"
     shared.mkdir()
 
@@ -292,7 +285,9 @@ def test_the_clients_roots_become_allowed_dirs(workspace: Path, tmp_path: Path) 
         return types.ListRootsResult(roots=[types.Root(uri=shared.as_uri(), name="shared")])  # type: ignore[arg-type]
 
     async def main() -> types.CallToolResult:
-        async with stdio_client(workspace, tmp_path, mode="legacy", list_roots_callback=roots) as client:
+        options: dict[str, Any] = {"mode": "legacy", "list_roots_callback": roots}
+        client = http_server.client(**options) if kind == "http" else stdio_client(workspace, tmp_path, **options)
+        async with client:
             return await client.call_tool("write", {"file_path": str(shared / "out.txt"), "content": "from mcp\n"})
 
     written = run(main())

@@ -8,8 +8,10 @@ import base64
 import json
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import mcp_types as types
 from mcp import Client
@@ -90,23 +92,33 @@ def test_a_view_over_mcp_starts_no_language_server_and_a_change_does(workspace: 
     run(main())
 
 
+def refusal(error: BaseException) -> str:
+    """The message of the MCP error inside what a client's connect raised (exception groups)."""
+    if isinstance(error, BaseExceptionGroup):
+        return " ".join(refusal(inner) for inner in error.exceptions)
+    return str(error)
+
+
 def test_sessions_past_the_limit_are_refused_until_one_closes(workspace: Path, tmp_path: Path) -> None:
     server = HttpServer(workspace, tmp_path, "--max-sessions", "1")
 
-    async def main() -> tuple[types.CallToolResult, types.CallToolResult]:
+    async def main() -> tuple[str, types.CallToolResult]:
+        async with server.client() as first:
+            assert not (await first.call_tool("bash", {"command": "true"})).is_error
+            try:
+                async with server.client():
+                    raise AssertionError("a second session was opened past --max-sessions 1")
+            except Exception as error:
+                refused = refusal(error)
+        # first's DELETE closed its session: the slot is free.
         async with server.client() as second:
-            async with server.client() as first:
-                assert not (await first.call_tool("bash", {"command": "true"})).is_error
-                refused = await second.call_tool("bash", {"command": "true"})
-            # first's DELETE closed its session: the slot is free.
             return refused, await second.call_tool("bash", {"command": "echo served"})
 
     try:
         refused, served = run(main())
     finally:
         server.stop()
-    assert refused.is_error and (refused.meta or {})[META]["error"] == "too_many_sessions"
-    assert "--max-sessions 1" in text(refused)
+    assert "--max-sessions 1" in refused and "whether or not it made a call" in refused
     assert not served.is_error and text(served) == "served"
 
 
@@ -114,15 +126,17 @@ def test_an_idle_session_is_closed_and_frees_its_slot(workspace: Path, tmp_path:
     server = HttpServer(workspace, tmp_path, "--max-sessions", "1", "--session-idle", "1")
 
     async def main() -> types.CallToolResult:
-        async with server.client() as second, server.client() as first:
+        async with server.client() as first:
             assert not (await first.call_tool("bash", {"command": "true"})).is_error
             loop = asyncio.get_running_loop()
             deadline = loop.time() + WAIT_S
             while True:  # polls until the reaper closed first's session (first never leaves)
-                answer = await second.call_tool("bash", {"command": "echo served"})
-                if not answer.is_error or loop.time() > deadline:
-                    return answer
-                await asyncio.sleep(0.1)
+                try:
+                    async with server.client() as second:
+                        return await second.call_tool("bash", {"command": "echo served"})
+                except Exception:
+                    assert loop.time() < deadline, "the idle session was not closed"
+                    await asyncio.sleep(0.1)
 
     try:
         served = run(main())
@@ -160,26 +174,37 @@ def test_without_the_sdk_the_command_says_how_to_install_it() -> None:
 
 def test_one_shot_sessions_close_sooner_than_busy_ones_and_running_ones_stay(workspace: Path) -> None:
     from agent_toolsmith.config import Config
+    from agent_toolsmith.mcp_server.http_sessions import HttpSession, SessionGate
     from agent_toolsmith.mcp_server.server import ONE_SHOT_IDLE_S, ToolsmithServer, _Entry
     from agent_toolsmith.session import Session
 
     server = ToolsmithServer(workspace, Config(lsp_enabled=False), session_idle_s=10 * ONE_SHOT_IDLE_S)
+    deleted: list[str] = []
 
-    def entry(calls: int, idle_s: float, running: int = 0) -> _Entry:
-        made = _Entry(Session(workspace, config=Config(lsp_enabled=False)), calls=calls, running=running)
-        made.last_used -= idle_s
-        return made
+    async def sdk_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """Below the gate, the SDK's app: here it notes which sessions were deleted."""
+        deleted.append(dict(scope["headers"])[b"mcp-session-id"].decode())
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    gate = SessionGate(sdk_app, server, share=8, total=8)
+
+    def session(key: str, calls: int, idle_s: float, in_flight: int = 0) -> None:
+        if calls:
+            server.sessions[key] = _Entry(Session(workspace, config=Config(lsp_enabled=False)), calls=calls)
+        gate.sessions[key] = HttpSession(last_active=time.monotonic() - idle_s, in_flight=in_flight)
 
     async def main() -> list[str]:
-        server.sessions = {
-            "one-shot, idle": entry(1, ONE_SHOT_IDLE_S + 5),
-            "busy, as idle": entry(7, ONE_SHOT_IDLE_S + 5),
-            "busy, idle past the limit": entry(7, 10 * ONE_SHOT_IDLE_S + 5),
-            "running a long call": entry(1, 10 * ONE_SHOT_IDLE_S + 5, running=1),
-        }
-        await server.reap_idle_once()
-        left = sorted(server.sessions)
+        session("never called, idle", 0, ONE_SHOT_IDLE_S + 5)
+        session("one-shot, idle", 1, ONE_SHOT_IDLE_S + 5)
+        session("busy, as idle", 7, ONE_SHOT_IDLE_S + 5)
+        session("busy, idle past the limit", 7, 10 * ONE_SHOT_IDLE_S + 5)
+        session("running a long call", 1, 10 * ONE_SHOT_IDLE_S + 5, in_flight=1)
+        await gate.reap_once()
+        left = sorted(gate.sessions)
+        assert sorted(server.sessions) == ["busy, as idle", "running a long call"]
         await server.close()
         return left
 
     assert run(main()) == ["busy, as idle", "running a long call"]
+    assert sorted(deleted) == ["busy, idle past the limit", "never called, idle", "one-shot, idle"]

@@ -14,10 +14,8 @@ from agent_toolsmith.config import Config
 from agent_toolsmith.mcp_server.server import ToolsmithServer
 from mcp import Client
 
-from tests.integration.test_mcp import WAIT_S, HttpServer, connected, http_server, run, text
+from tests.integration.test_mcp import WAIT_S, HttpServer, connected, run, text
 from tests.syntax.test_deep_input import nested_classes
-
-__all__ = ["http_server"]  # the fixture, used by name
 
 
 @pytest.mark.parametrize("kind", ["stdio", "http"])

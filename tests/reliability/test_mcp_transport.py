@@ -11,12 +11,10 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Every wait on a server process or a response is bounded by this.
@@ -63,14 +61,6 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(WAIT_S)
-
-
-@pytest.fixture
-def servers() -> Iterator[list[Server]]:
-    started: list[Server] = []
-    yield started
-    for server in started:
-        server.stop()
 
 
 def test_a_foreign_host_or_origin_is_refused_on_127_0_0_2(
@@ -158,3 +148,28 @@ def test_stdio_answers_garbage_with_a_parse_error_and_keeps_serving(workspace: P
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(WAIT_S)
+
+
+def test_connections_get_tcp_nodelay_so_keep_alive_calls_do_not_stall() -> None:
+    """A listening socket made with proto 0 hands asyncio accepted sockets it will not set
+    TCP_NODELAY on: Nagle and delayed ACKs then held each keep-alive call ~40 ms."""
+    import asyncio
+    import socket
+
+    from agent_toolsmith.mcp_server.http_transport import listen
+
+    async def main() -> int:
+        listener = listen("127.0.0.1", 0)
+        client = socket.create_connection(listener.getsockname(), timeout=WAIT_S)
+        accepted, _ = listener.accept()
+        try:
+            assert accepted.proto == socket.IPPROTO_TCP
+            transport, _ = await asyncio.get_running_loop().connect_accepted_socket(asyncio.Protocol, accepted)
+            nodelay = transport.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+            transport.close()
+            return int(nodelay)
+        finally:
+            client.close()
+            listener.close()
+
+    assert asyncio.run(main()) != 0

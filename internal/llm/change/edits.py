@@ -7,13 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from ...fsutil.textio import new_text_file
-from ...syntax import Verdict
-from ...textmatch import EditOutcome, EditRequest, apply_edits
+from ...textmatch import EditRequest, apply_edits
 from ...textmatch.tiers import FIRST_LINE_TIER
 from ...vocabulary import tool_name
 from ..tools.context import FileServices
 from ..tools.contract import ToolResponse
-from .gate import REINDENTED_NOTE, Unjudged, reindent_repair
+from .gate import REINDENTED_NOTE, keep_literals
 from .pipeline import Applied, ChangeRequest, Planned, Target, change_files
 from .snapshot import Snapshot
 from .worker import Check
@@ -55,21 +54,15 @@ async def edit_file(ctx: FileServices, tool: str, file_path: str, edits: list[Ed
 
     def plan(snapshot: Snapshot, check: Check) -> Planned:
         outcome = apply_edits(snapshot.text, edits, path=str(path), cancel=check)
-        return Planned(new=outcome.file, spans=outcome.spans, value=(outcome, ""))
-
-    def repair(planned: Planned, verdict: Verdict | Unjudged | None, check: Check) -> Planned | None:
-        assert planned.snapshot is not None
-        outcome: EditOutcome = planned.value[0]
-        retry = reindent_repair(ctx, path, planned.snapshot.text, edits, outcome, verdict, check)
-        if retry is None:
-            return None
-        return Planned(new=retry.file, spans=retry.spans, value=(retry, REINDENTED_NOTE))
+        outcome = keep_literals(ctx, path, snapshot.text, edits, outcome, check)
+        note = REINDENTED_NOTE if outcome.inserted_indents else ""
+        return Planned(new=outcome.file, spans=outcome.spans, value=(outcome, note))
 
     def report(applied: Applied) -> tuple[str, dict[str, Any]]:
         planned = applied.planned[0]
         outcome, note = planned.value
         metadata = _file_metadata(planned)
-        if note == REINDENTED_NOTE:
+        if outcome.inserted_indents:
             metadata["reindented"] = True
         if planned.reanchored:
             metadata["reanchored"] = True
@@ -87,7 +80,7 @@ async def edit_file(ctx: FileServices, tool: str, file_path: str, edits: list[Ed
         )
         return text, metadata
 
-    target = Target(path, plan, reanchor=True, repair=repair)
+    target = Target(path, plan, reanchor=True)
     request = ChangeRequest(tool, [target], lambda _planned: f"edit {ctx.display(path)}")
     return await change_files(ctx, request, report)
 

@@ -1,6 +1,7 @@
 """What a change's result must not break: the syntax gate as the pipeline applies it (judge a
-change, refuse or warn, and the one repair of an edit: continuation lines given the matched
-line's indentation; see internal/syntax/gate.py and docs/structure.md), and the notebook guard."""
+change, refuse or warn; see internal/syntax/gate.py and docs/structure.md), the one decision about
+an edit's re-indented continuation lines only a parse can make (none inside a string literal),
+and the notebook guard."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 from ...documents import is_notebook
 from ...errors import ParseFailed, ToolError
 from ...fsutil.commit import Change
-from ...fsutil.textio import TextFile, normalize_eol
+from ...fsutil.textio import TextFile
 from ...syntax import Verdict, inside_literal, judge, parse, would_be_lines
 from ...textmatch import EditOutcome, EditRequest, apply_edits
 from ..tools.context import FileServices
@@ -81,45 +82,31 @@ def syntax_warning(verdict: Verdict | Unjudged | None, *, new_file: bool = False
     return f"\nWarning: syntax errors ({verdict.language}, {why}): {verdict.summary()}."
 
 
-def reindent_repair(
+def keep_literals(
     ctx: FileServices,
     path: Path,
     old: TextFile,
     edits: list[EditRequest],
     outcome: EditOutcome,
-    verdict: Verdict | Unjudged | None,
     check: Callable[[], None],
-) -> EditOutcome | None:
-    """The gate's one repair of an edit: a multi-line new_string written as if at column 0, for
-    a match that starts inside an indented line (the continuation lines then land at column 0).
-    If giving its continuation lines the matched line's indentation makes the file parse — and
-    puts no indentation inside a string literal — the repaired outcome; else None."""
-    breaks = isinstance(verdict, Verdict) and verdict.kind == "breaks"
-    if not (breaks or _written_from_match_column(edits)):
-        return None
-    retry = apply_edits(old, edits, path=str(path), cancel=check, reindent=True, at_indent_only=not breaks)
-    if (
-        retry.inserted_indents
-        and retry.file.text != outcome.file.text
-        and syntax_verdict(ctx, path, old.text, retry.file.text) is None
-        and not _indents_in_literals(ctx, path, retry.file.text, retry.inserted_indents)
-    ):
-        return retry
-    return None
+) -> EditOutcome:
+    """``outcome``, unless the matcher's mid-line rule (textmatch/continuation.py) put indentation
+    inside a string literal of the result: then the edits applied as written (string contents
+    never change), which the gate then judges as usual. With the gate off nothing is parsed and
+    the rule stands."""
+    if not outcome.inserted_indents or ctx.config.syntax_gate == "off":
+        return outcome
+    if not _indents_in_literals(ctx, path, outcome.file.text, outcome.inserted_indents):
+        return outcome
+    return apply_edits(old, edits, path=str(path), cancel=check, reindent=False)
 
 
 #: Said when new_string's continuation lines were given the matched line's indentation.
 REINDENTED_NOTE = (
-    " Note: old_string started after its line's indentation and new_string's further lines were written "
-    "from that column, so they were given the line's indentation (applied literally, they would have "
-    "left the block). Check the diff."
+    " Note: old_string started at the first non-blank character of its line and new_string's further "
+    "lines were written from that column, so they were given the line's indentation (their relative "
+    "indentation kept). Check the diff."
 )
-
-
-def _written_from_match_column(edits: list[EditRequest]) -> bool:
-    """A one-line old_string replaced by several lines: the model may have written the new lines
-    relative to where old_string starts (the marshmallow case)."""
-    return any("\n" not in normalize_eol(e.old_string) and "\n" in normalize_eol(e.new_string) for e in edits)
 
 
 def _indents_in_literals(ctx: FileServices, path: Path, text: str, offsets: list[int]) -> bool:
@@ -128,7 +115,7 @@ def _indents_in_literals(ctx: FileServices, path: Path, text: str, offsets: list
     except ParseFailed:
         parsed = None
     if parsed is None:
-        return True  # cannot tell: do not repair
+        return False  # no grammar (or too large, or the parse failed): no literal can be seen, the rule stands
     encoded = [len(text[:o].encode("utf-8", "surrogatepass")) for o in offsets]
     return inside_literal(parsed, encoded)
 

@@ -43,7 +43,7 @@ from ...textmatch.rebase import commutes
 from ...vocabulary import edits_need_read
 from ..tools.context import FileServices
 from ..tools.contract import ToolResponse
-from .gate import Unjudged, gate_refuses, guard_notebooks, syntax_refusal, syntax_verdict, syntax_warning
+from .gate import gate_refuses, guard_notebooks, syntax_refusal, syntax_verdict, syntax_warning
 from .snapshot import Snapshot, take_snapshot
 from .worker import Check, commit_and_record, run_in_worker
 
@@ -124,9 +124,6 @@ class Target:
     move_to: Path | None = None
     #: The refusal when ``expect`` is ``absent`` and the file exists (a writer-specific hint).
     exists: str = ""
-    #: The writer's one way to mend a plan the syntax gate judged (``verdict``): a new plan that
-    #: parses, or None (edit's re-indentation of continuation lines).
-    repair: Callable[[Planned, Verdict | Unjudged | None, Check], Planned | None] | None = None
 
 
 @dataclass
@@ -172,8 +169,8 @@ async def apply_change(ctx: FileServices, request: ChangeRequest) -> Applied:
                 planned.append(one)
         if not planned:
             raise request.unchanged or NoChange("The change leaves every file as it is; nothing was written.")
-        for index, one in enumerate(planned):  # each file's final state, before anything is written
-            planned[index] = one = _gate(ctx, one, gate_name, check)
+        for one in planned:  # each file's final state, before anything is written
+            _gate(ctx, one, gate_name)
             one.changes = _changes(ctx, one, destinations)
         guard_notebooks([change for one in planned if one.gate for change in one.changes])
         for one in planned:
@@ -304,28 +301,22 @@ def _changes(ctx: FileServices, planned: Planned, destinations: dict[Path, Path]
     return [Change("move", destination, content, snapshot.data, source=entry)]
 
 
-def _gate(ctx: FileServices, planned: Planned, gate_name: str, check: Check) -> Planned:
-    """The syntax gate on one file's new text: the plan (repaired by the writer, if it can and
-    must be), or the refusal; a change let through with errors keeps the gate's warning."""
-    target, snapshot = planned.target, planned.snapshot
-    assert target is not None and snapshot is not None
+def _gate(ctx: FileServices, planned: Planned, gate_name: str) -> None:
+    """The syntax gate on one file's new text: the refusal, or (a change let through with errors)
+    the gate's warning kept for the report."""
+    snapshot = planned.snapshot
+    assert snapshot is not None
     if not planned.gate or planned.new is None or ctx.config.syntax_gate == "off":
-        return planned
+        return
     before = snapshot.text.text if snapshot.exists else None
     after = planned.new.text
     if before == after:
-        return planned
+        return
     verdict = syntax_verdict(ctx, planned.written_path, before, after)
-    repaired = target.repair(planned, verdict, check) if target.repair is not None else None
-    if repaired is not None:
-        repaired.target, repaired.entry, repaired.snapshot = target, planned.entry, snapshot
-        repaired.reanchored = planned.reanchored
-        return repaired
     if gate_refuses(ctx, verdict):
         assert isinstance(verdict, Verdict)
         raise syntax_refusal(verdict, ctx.display(planned.written_path), after, gate_name)
     planned.warning = syntax_warning(verdict, new_file=before is None).lstrip()
-    return planned
 
 
 def _describe(ctx: FileServices, planned: Planned, check: Check) -> None:

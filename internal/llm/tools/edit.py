@@ -18,15 +18,17 @@ DESCRIPTION = """Edits a file by replacing `old_string` with `new_string`.
 - `old_string` must identify exactly one place in the file: include enough surrounding lines to
   make it unique, or set `replace_all` to true to change every occurrence. If it appears several
   times you get the line numbers of each.
-- Copy `old_string` from the file as it is, without the line-number prefix view adds (if every
-  line carries it, it is stripped and the numbers must name the matched lines). Small
+- Copy `old_string` from the file as it is, without the line-number prefix view adds (if lines
+  carry it, it is stripped and the numbers must name the matched lines). Small
   slips are tolerated and reported: trailing spaces, a shifted or tab/space-converted indentation
   (new_string is re-indented the same way), extra spaces inside lines, literal `\\n`/`\\t`
   escapes, typographic quotes, blank lines at either end. Anything else must match exactly;
   when it does not, the error shows the closest region of the file.
 - `new_string` replaces the match exactly; an empty `new_string` deletes the matched text.
-  Write it with the file's indentation (when old_string starts after a line's indentation and
-  new_string's further lines lack it, they get that indentation if the result then parses).
+  Write it with the file's indentation. When `old_string` starts at a line's first non-blank
+  character (without its indentation) and new_string's further lines are written from that
+  column, they are given the line's indentation, their relative indentation kept (the result
+  says so).
 - Syntax gate: a change that leaves a file that parsed cleanly unparseable is refused with the
   line:column and the would-be lines. If changes are only valid together (opening and closing a
   block), make them in one multiedit call. To change a whole function or class by name, use

@@ -70,7 +70,7 @@ class MultiEditTool(Tool):
             return await edit_file(ctx, self.name, params.file_path, requests)
         except EditError as exc:
             offset = 1 if items[0].old_string == "" else 0
-            raise ToolError(_with_index(exc, offset), exc.metadata) from exc
+            raise ToolError(_with_index(exc, offset), exc.metadata, code=exc.metadata["error"]) from exc
 
 
 def _with_index(exc: EditError, offset: int) -> str:

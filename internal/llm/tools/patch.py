@@ -49,6 +49,8 @@ Format:
 - A unified diff works too: `--- a/path` / `+++ b/path` headers (a/ b/ prefixes optional),
   `@@ -12,4 +12,5 @@` hunks, new files from `/dev/null`, deletions, git renames and
   `\\ No newline at end of file`. Hunks are placed near their line numbers with the same fuzz.
+  Hunks without numbers (`@@ ... @@` or `@@ @@`, also inside ```diff fences) are placed by their
+  context alone: it must match exactly one place in the file (else the candidate lines are listed).
 - A file to update needs no earlier view when every chunk has context or removed lines and they
   all match the file exactly (the patch itself shows it was made from the file); otherwise —
   fuzz, chunks that only add lines, deletes, moves without chunks — read it with view first. A
