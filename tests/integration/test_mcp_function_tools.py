@@ -26,7 +26,8 @@ SPEC = "testdata.function_tools.sample_tools:TOOLS"
 
 @pytest.fixture
 def http_with_tools(workspace: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
-    server = HttpServer(workspace, tmp_path, "--tools", SPEC)
+    # Two worker processes: each loads the tools from the same command line.
+    server = HttpServer(workspace, tmp_path, "--tools", SPEC, "--workers", "2")
     try:
         yield server
     finally:
