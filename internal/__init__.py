@@ -1,6 +1,7 @@
 """Toolsmith: tools for coding agents. The public surface, imported lazily on first use:
 
 from agent_toolsmith import Session, Config, CancelToken, Decision, PermissionRequest, ToolPolicy, ToolResponse
+from agent_toolsmith import tool, Tool   # your own functions (or Tool subclasses) as tools
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ _EXPORTS = {
     "allow_all": ".permission",
     "read_only_policy": ".permission",
     "ToolPolicy": ".permission",
+    "Tool": ".llm.tools.contract",
     "ToolResponse": ".llm.tools.contract",
+    "tool": ".llm.tools.function_tools",
     "ToolInfo": ".llm.tools.contract",
     "available_skills_xml": ".skills",
     "ToolCall": ".llm.providers",
@@ -50,6 +53,7 @@ __all__ = [
     "Decision",
     "PermissionRequest",
     "Session",
+    "Tool",
     "ToolCall",
     "ToolError",
     "ToolInfo",
@@ -60,6 +64,7 @@ __all__ = [
     "declarations",
     "parse_tool_call",
     "read_only_policy",
+    "tool",
     "tool_result_for",
 ]
 
@@ -68,7 +73,8 @@ if TYPE_CHECKING:
     from .config import Config
     from .errors import ToolError
     from .llm.providers import ToolCall, declarations, parse_tool_call, tool_result_for
-    from .llm.tools.contract import ToolInfo, ToolResponse
+    from .llm.tools.contract import Tool, ToolInfo, ToolResponse
+    from .llm.tools.function_tools import tool
     from .permission import Decision, PermissionRequest, ToolPolicy, allow_all, read_only_policy
     from .session import Session
     from .skills import available_skills_xml

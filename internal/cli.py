@@ -22,7 +22,6 @@ import gc
 import io
 import json
 import os
-import re
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -33,22 +32,13 @@ from .event_loop import run_without_loop
 
 if TYPE_CHECKING:
     from .cli_args import Arguments
+    from .cli_progress import TerminalProgress
     from .session import Session
 
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE = 0, 1, 2
 #: A reader that closed our stdout (``| head``) ends the run like SIGPIPE would.
 EXIT_BROKEN_PIPE = 141
 _USAGE_ERRORS = ("invalid_params", "unknown_tool", "tool_not_offered")
-
-_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)\.(?:\s|$)")
-
-
-def first_sentence(text: str) -> str:
-    """The description's first sentence, whole, on one line."""
-    flat = " ".join(text.split())
-    end = _SENTENCE_END.search(flat)
-    return flat[: end.start() + 1] if end else flat
-
 
 def _exit_code(envelope: dict[str, Any]) -> int:
     if not envelope["is_error"]:
@@ -96,7 +86,7 @@ def _command(words: list[str]) -> int:
 
 #: Tools that never reach a language server in a one-shot process: view asks only servers that
 #: already run (lsp_on_view is off here), and no server runs in a process that makes one call.
-_READ_ONLY_WITHOUT_LSP = frozenset({"view", "read_many", "grep", "glob", "ls"})
+_READ_ONLY_WITHOUT_LSP = frozenset({"view", "read_many", "attach", "grep", "glob", "ls"})
 
 
 def _one_shot_without_lsp(args: Arguments) -> bool:
@@ -196,17 +186,23 @@ async def _via_host(args: Arguments, cwd: Path, config: Any, stdin: TextIO, stdo
         "audit_log": str(Path(args.audit_log).absolute()) if args.audit_log else None,
     }
     ran = 0
+    from .cli_progress import terminal_progress
+
+    progress = terminal_progress(sys.stderr)
 
     async def run(tool: str, params: Any) -> dict[str, Any]:
         nonlocal ran
         try:
             envelope = run_call(host_paths(config.state_dir, args.session), spec, {
                 "tool": tool, "params": params, "no_lsp": args.no_lsp,
-            })  # fmt: skip
+            }, progress=progress)  # fmt: skip
         except HostLost as exc:
             envelope = {"content": f"toolsmith: {exc}", "is_error": True, "metadata": {"error": "session_host_lost"}}
         except UnsafeStateDirectory as exc:  # nothing was sent, and the session's state there is not trusted
             envelope = {"content": f"toolsmith: {exc}", "is_error": True, "metadata": {"error": "unsafe_state_dir"}}
+        finally:
+            if progress is not None:
+                progress.finish()
         ran += 1
         return envelope
 
@@ -241,10 +237,12 @@ async def _via_host(args: Arguments, cwd: Path, config: Any, stdin: TextIO, stdo
 def _in_process(args: Arguments, cwd: Path, config: Any, stdin: TextIO, stdout: TextIO) -> int:
     """The call(s) in a session of this process: under asyncio, or without an event loop when
     nothing in them waits for one (see :func:`_needs_event_loop`)."""
+    from .cli_progress import terminal_progress
     from .session import Session
 
+    progress = terminal_progress(sys.stderr)
     try:
-        session = Session(cwd, session_id=args.session, config=config, profile=args.profile)
+        session = Session(cwd, session_id=args.session, config=config, profile=args.profile, progress=progress)
     except (ValueError, OSError) as exc:
         return _usage(str(exc))
     from .state import log_to_file
@@ -254,10 +252,10 @@ def _in_process(args: Arguments, cwd: Path, config: Any, stdin: TextIO, stdout: 
     if args.session:
         session.load_state()
     if not _needs_event_loop(args, session):
-        return run_without_loop(_session_calls(session, args, stdin, stdout))
+        return run_without_loop(_session_calls(session, args, stdin, stdout, progress))
     import asyncio
 
-    return asyncio.run(_session_calls(session, args, stdin, stdout))
+    return asyncio.run(_session_calls(session, args, stdin, stdout, progress))
 
 
 def _needs_event_loop(args: Arguments, session: Session) -> bool:
@@ -274,11 +272,17 @@ def _needs_event_loop(args: Arguments, session: Session) -> bool:
     return tool.needs_event_loop
 
 
-async def _session_calls(session: Session, args: Arguments, stdin: TextIO, stdout: TextIO) -> int:
+async def _session_calls(
+    session: Session, args: Arguments, stdin: TextIO, stdout: TextIO, progress: TerminalProgress | None = None
+) -> int:
     """Run the call(s) in ``session``; then save its state (``--session``) and close it."""
 
     async def run(tool: str, params: Any) -> dict[str, Any]:
-        return (await session.run(tool, params)).to_json()
+        try:
+            return (await session.run(tool, params)).to_json()
+        finally:
+            if progress is not None:
+                progress.finish()
 
     try:
         if args.checkpoint or args.changes or args.rewind:
@@ -300,12 +304,19 @@ async def _session_calls(session: Session, args: Arguments, stdin: TextIO, stdou
 
 
 def _print(envelope: dict[str, Any], as_json: bool, stdout: TextIO) -> None:
+    """The result on stdout; a call that never ran (an unknown tool, invalid parameters) is a
+    usage error, on stderr like the others. ``--json`` envelopes all go to stdout."""
+    if not as_json and _exit_code(envelope) == EXIT_USAGE:
+        stdout.flush()
+        sys.stderr.write(f"toolsmith: {_with_newline(envelope['content'])}")
+        return
     stdout.write(json.dumps(envelope, ensure_ascii=False) + "\n" if as_json else _with_newline(envelope["content"]))
     stdout.flush()
 
 
 def _describe_tools(args: Arguments, cwd: Path, config: Any, stdout: TextIO) -> int:
     """--list and --schema: the built-in tools and the workspace's custom tools."""
+    from .llm.tools.prompt_section import first_sentence
     from .llm.tools.registry import ToolRegistry
 
     registry = ToolRegistry.for_workspace(Path(os.path.realpath(cwd)), config, args.profile)
@@ -320,8 +331,9 @@ def _describe_tools(args: Arguments, cwd: Path, config: Any, stdout: TextIO) -> 
             stdout.write(tool_help(tools[0]))
             return EXIT_OK
     if args.list:
+        width = max((len(info.name) for info in tools), default=0)
         for info in tools:
-            stdout.write(f"{info.name:<12} {first_sentence(info.description)}\n")
+            stdout.write(f"{info.name:<{width}}  {first_sentence(info.description)}\n")
     elif args.format:
         from .llm.providers import DeclarationError, declarations
 

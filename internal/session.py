@@ -28,7 +28,7 @@ from .event_loop import off_loop
 from .file_tracker import FileTracker
 from .fsutil.locks import PathLocks
 from .llm.tools.context import ToolContext, WebPrompt
-from .llm.tools.contract import DiagnosticsSource, Progress, ToolInfo, ToolResponse
+from .llm.tools.contract import DiagnosticsSource, Progress, Tool, ToolInfo, ToolResponse
 from .llm.tools.registry import ToolRegistry
 from .llm.tools.runner import error_response, run_tool
 from .logs import logger
@@ -37,7 +37,7 @@ from .state import PRIVATE_FILE_MODE, check_session_id, read_state_file
 
 if TYPE_CHECKING:
     import asyncio
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from .audit import AuditLog
     from .checkpoints import ChangeLog, FileChange, RewindResult
@@ -86,6 +86,10 @@ class Session:
       ``config.audit_log`` when that is set.
     - ``profile``: the tool shapes the model sees: ``default``, ``claude``, ``codex`` or ``gemini``
       (llm/profiles/); every profile runs the same engine tools.
+    - ``tools``: the embedder's own tools, offered beside the others: plain Python functions (sync
+      or async; schema from the type hints, description from the docstring, see
+      llm/tools/function_tools.py and the ``tool`` decorator) or :class:`Tool` objects. One named
+      like a built-in replaces it. TypeError or ValueError here for one that cannot be a tool.
     """
 
     def __init__(
@@ -103,6 +107,7 @@ class Session:
         profile: str = "default",
         ask_user: UserAsker | None = None,
         web_prompt: WebPrompt | None = None,
+        tools: Sequence[Tool | Callable[..., Any]] = (),
     ) -> None:
         from .llm.profiles import check_profile
 
@@ -112,6 +117,11 @@ class Session:
             what = "is not a directory" if root.exists() else "does not exist"
             raise ValueError(f"Session workspace {os.fspath(workspace)!r} {what}: give an existing directory.")
         config = config or Config()
+        registry = ToolRegistry.for_workspace(root, config, profile)
+        if tools:
+            from .llm.tools.function_tools import as_tools
+
+            registry.add(as_tools(tools))
         ctx = ToolContext(
             workspace=root,
             session_id=check_session_id(session_id) if session_id is not None else os.urandom(16).hex(),
@@ -122,7 +132,7 @@ class Session:
             ),
             lsp=lsp,
             locks=locks or PathLocks(),
-            tools=ToolRegistry.for_workspace(root, config, profile),
+            tools=registry,
             web_prompt=web_prompt,
         )
         #: The tools this session offers and runs (all by default).
@@ -318,6 +328,17 @@ class Session:
         policy = policy or self.tool_policy
         tools = self.ctx.tools.tools()
         return [tool.info() for tool in tools if policy.permits(tool.name, tool.in_read_only_sessions())]
+
+    def prompt_section(self, policy: ToolPolicy | None = None) -> str:
+        """A tools section for the host's system prompt (markdown): each tool ``policy`` (default:
+        the session's own) offers, by name with its description's first sentence, then each custom
+        tool's guidance (its ``.md`` body) and each function tool's (its docstring after the
+        summary). See llm/tools/prompt_section.py."""
+        from .llm.tools.prompt_section import prompt_section
+
+        policy = policy or self.tool_policy
+        offered = [t for t in self.ctx.tools.tools() if policy.permits(t.name, t.in_read_only_sessions())]
+        return prompt_section(offered)
 
     def _refusal(self, name: str) -> ToolResponse | None:
         try:

@@ -52,7 +52,8 @@ def test_a_tool_policy_offers_a_subset_and_refuses_the_rest(workspace: Path) -> 
     (workspace / "a.txt").write_text("x\n")
     everything = Session(workspace, config=Config(lsp_enabled=False))
     assert [t.name for t in everything.tools(ToolPolicy(read_only=True))] == [
-        "job_output", "view", "read_many", "glob", "grep", "ls", "lsp", "fetch", "skill", "outline", "plan", "question",
+        "job_output", "view", "read_many", "attach", "glob", "grep", "ls", "lsp", "fetch", "skill", "outline",
+        "plan", "question",
     ]  # fmt: skip
     policy = ToolPolicy(allow=["view", "edit", "bash"], deny=["bash"])
     assert [t.name for t in everything.tools(policy)] == ["view", "edit"]  # deny wins over allow

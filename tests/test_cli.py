@@ -39,9 +39,9 @@ def test_view_then_write_across_invocations_with_session(workspace: Path) -> Non
 
 def test_exit_codes_and_no_traceback(workspace: Path) -> None:
     bad = cli("--cwd", str(workspace), "view", '{"file_path": 5}')
-    assert bad.returncode == 2 and "'file_path' must be a string" in bad.stdout
+    assert bad.returncode == 2 and "'file_path' must be a string" in bad.stderr
     broken = cli("--cwd", str(workspace), "view", "{oops")
-    assert broken.returncode == 2 and "not valid JSON" in broken.stdout
+    assert broken.returncode == 2 and "not valid JSON" in broken.stderr
     missing = cli("--cwd", str(workspace), "view", '{"file_path": "nope"}')
     assert missing.returncode == 1 and "File not found" in missing.stdout
     unknown = cli("--cwd", str(workspace), "frobnicate", "{}")
@@ -95,7 +95,7 @@ def test_version_and_unknown_tool_suggestion(workspace: Path) -> None:
 
     assert cli("--version").stdout == f"toolsmith {__version__}\n"
     typo = cli("--cwd", str(workspace), "veiw", "{}")
-    assert typo.returncode == 2 and "Unknown tool 'veiw'. Did you mean 'view'?" in typo.stdout
+    assert typo.returncode == 2 and "Unknown tool 'veiw'. Did you mean 'view'?" in typo.stderr
 
 
 def test_batch_echoes_ids(workspace: Path) -> None:

@@ -44,7 +44,7 @@ ELSEWHERE = {
     "search_timed_out": "tests", "type_needs_rg": "tests", "modified_while_saving": "tests",
     "pdf_too_complex": "tests/reliability/test_document_bombs.py", "parse_failed": "tests/syntax",
     "checkpoint_log_unusable": "tests/test_checkpoints.py", "cannot_ask": "tests/tools/test_plan_question.py",
-    "no_answer": "tests/tools/test_plan_question.py",
+    "no_answer": "tests/tools/test_plan_question.py", "function_error": "tests/tools/test_function_tools.py",
     "rename_nothing": "tests/integration", "rename_file_operation": "tests", "rename_not_file": "tests",
     "rename_out_of_range": "tests", "rename_stale": "tests/integration", "rename_overlapping_edits": "tests",
 }  # fmt: skip

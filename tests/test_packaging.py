@@ -28,6 +28,37 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
+@pytest.fixture(scope="module")
+def sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The source distribution, built offline with the installed setuptools (as pip's
+    --no-build-isolation does for the wheel)."""
+    out = tmp_path_factory.mktemp("sdists")
+    subprocess.run(
+        [sys.executable, "-c", f"from setuptools import build_meta; build_meta.build_sdist({str(out)!r})"],
+        cwd=ROOT, check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    (built,) = out.glob("agent_toolsmith-*.tar.gz")
+    return built
+
+
+def test_the_sdist_carries_the_docs_the_readme_links_and_the_license(sdist: Path) -> None:
+    import re
+    import tarfile
+
+    with tarfile.open(sdist) as archive:
+        names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+        info = archive.extractfile(next(n for n in archive.getnames() if n.endswith("/PKG-INFO")))
+        assert info is not None
+        metadata = info.read().decode()
+    docs = {f"docs/{page.name}" for page in (ROOT / "docs").glob("*.md")}
+    linked = set(re.findall(r"\]\((docs/[\w.-]+\.md)", (ROOT / "README.md").read_text()))
+    assert docs and linked <= docs <= names, sorted(docs - names)
+    assert {"LICENSE", "README.md", "pyproject.toml", "internal/__init__.py"} <= names
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+    assert "License-Expression: MIT" in metadata and "License-File: LICENSE" in metadata
+    assert "Project-URL: Documentation, " in metadata and "Project-URL: Repository, " in metadata
+
+
 def test_wheel_holds_only_the_agent_toolsmith_package(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     top = {name.split("/")[0] for name in names}
@@ -41,6 +72,10 @@ def test_wheel_holds_only_the_agent_toolsmith_package(wheel: Path) -> None:
     assert "agent_toolsmith/py.typed" in names and "agent_toolsmith/__main__.py" in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "toolsmith = agent_toolsmith.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    assert "License-Expression: MIT" in metadata and "License-File: LICENSE" in metadata
+    license_file = next(n for n in names if n.endswith(".dist-info/licenses/LICENSE"))
+    assert zipfile.ZipFile(wheel).read(license_file) == (ROOT / "LICENSE").read_bytes()
 
 
 def test_fresh_venv_install_works_beside_a_users_own_internal_and_cmd(wheel: Path, tmp_path: Path) -> None:

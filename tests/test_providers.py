@@ -15,7 +15,7 @@ from agent_toolsmith.llm.providers import (
     parse_tool_call,
     tool_result_for,
 )
-from agent_toolsmith.llm.tools.contract import ImageAttachment, ToolInfo, ToolResponse
+from agent_toolsmith.llm.tools.contract import FileAttachment, ImageAttachment, ToolInfo, ToolResponse
 
 FIXTURES = Path(__file__).resolve().parents[1] / "testdata" / "providers"
 
@@ -38,6 +38,14 @@ RESPONSES = {
     "ok": ToolResponse("     1|hello"),
     "error": ToolResponse("File not found: nope.md", is_error=True),
     "image": ToolResponse("Image: logo.png (1x1)", images=[ImageAttachment("image/png", "iVBORw0KGgo=")]),
+    "files": ToolResponse(
+        "Attached three files.",
+        files=[
+            FileAttachment("notes.txt", "text/plain", "file:///ws/notes.txt", 6, text="hello\n"),
+            FileAttachment("r.pdf", "application/pdf", "file:///ws/r.pdf", 4, data_base64="JVBERg=="),
+            FileAttachment("b.zip", "application/zip", "file:///ws/b.zip", 9),
+        ],
+    ),
 }
 
 

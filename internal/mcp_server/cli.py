@@ -7,7 +7,7 @@ import argparse
 import asyncio
 import os
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +17,7 @@ from .http_transport import DEFAULT_HOST, DEFAULT_PORT, HTTP_PATH, is_loopback, 
 
 if TYPE_CHECKING:
     from ..config import Config
+    from ..llm.tools.contract import Tool
     from .server import ToolsmithServer
 
 #: The modules of the optional SDK (sdk.py imports them), looked for here without importing
@@ -38,6 +39,11 @@ def _parser() -> argparse.ArgumentParser:
         "--profile", choices=MCP_PROFILES, default="default", help="the tool shapes to offer (see docs/profiles.md)"
     )
     parser.add_argument("--no-lsp", action="store_true", help="do not start language servers for diagnostics")
+    parser.add_argument(
+        "--tools", action="append", default=[], metavar="MODULE:ATTR",
+        help="also offer your own Python functions as tools: ATTR of MODULE, a function or a list of them "
+        "(repeatable; the module is looked for in the current directory first; see docs/embedding.md)",
+    )  # fmt: skip
     parser.add_argument("--audit-log", metavar="FILE", help="append one JSON line per tool call to FILE")
     parser.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"HTTP address to bind (default {DEFAULT_HOST})")
@@ -93,6 +99,9 @@ class Prepared:
     args: argparse.Namespace
     config: Config
     tokens: list[str]
+    #: The embedder's tools (``--tools``), loaded here: a worker process prepares the same command
+    #: line, so it loads the same tools.
+    tools: list[Tool] = field(default_factory=list)
 
     def log_to_file(self) -> None:
         from ..state import StateDir, log_to_file
@@ -110,6 +119,7 @@ class Prepared:
         return ToolsmithServer(
             Path(args.cwd), replace(config, audit_log=None), read_only=args.read_only, audit=audit,
             session_idle_s=args.session_idle, max_sessions=max_sessions or args.max_sessions, profile=args.profile,
+            tools=self.tools,
         )  # fmt: skip
 
     @property
@@ -155,6 +165,9 @@ def prepare(argv: list[str] | None) -> Prepared | int:
     tokens = _tokens(args, config)
     if tokens is None:
         return 2
+    tools = _function_tools(args.tools)
+    if tools is None:
+        return 2
     if args.http and not is_loopback(args.host) and not (args.allow_remote and tokens):
         sys.stderr.write(
             f"toolsmith-mcp: refusing to listen on {args.host}: whoever reaches this server can run commands and "
@@ -162,7 +175,7 @@ def prepare(argv: list[str] | None) -> Prepared | int:
             "--token-file, $TOOLSMITH_MCP_TOKEN or [mcp] token_file; at least 16 random characters).\n"
         )
         return 2
-    return Prepared(args, config, tokens)
+    return Prepared(args, config, tokens, tools)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -248,6 +261,32 @@ def _given(argv: list[str] | None, option: str) -> bool:
     words = sys.argv[1:] if argv is None else argv
     return any(word == option or word.startswith(option + "=") for word in words)
 
+
+
+def _function_tools(specs: list[str]) -> list[Tool] | None:
+    """The tools ``--tools`` names (function_tools.load_tools), imported before serving; None
+    (after a message) when one cannot be loaded. A worker process loads them the same way from
+    the same command line."""
+    if not specs:
+        return []
+    from ..llm.tools.function_tools import load_tools
+
+    tools: list[Tool] = []
+    for spec in specs:
+        try:
+            tools += load_tools(spec)
+        except (ValueError, TypeError) as exc:
+            sys.stderr.write(f"toolsmith-mcp: {exc}\n")
+            return None
+        except Exception as exc:  # the module's own code failed while it was imported
+            sys.stderr.write(f"toolsmith-mcp: --tools {spec!r}: importing it raised {type(exc).__name__}: {exc}\n")
+            return None
+    names = [tool.name for tool in tools]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        sys.stderr.write(f"toolsmith-mcp: --tools: two tools are named {twice[0]!r}\n")
+        return None
+    return tools
 
 
 def _tokens(args: argparse.Namespace, config: Config) -> list[str] | None:

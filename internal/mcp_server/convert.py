@@ -15,7 +15,7 @@ from ..logs import logger
 from .sdk import HANDSHAKE_PROTOCOL_VERSIONS, ServerRequestContext, types
 
 if TYPE_CHECKING:
-    from ..llm.tools.contract import ToolInfo, ToolResponse
+    from ..llm.tools.contract import FileAttachment, ToolInfo, ToolResponse
     from ..permission import Answers, QuestionRequest
 
 log = logger("toolsmith")
@@ -87,13 +87,26 @@ def mcp_tool(info: ToolInfo) -> types.Tool:
 
 
 def call_result(response: ToolResponse) -> types.CallToolResult:
-    """Text first, images after; the metadata in ``_meta``, never as ``structuredContent`` (which
+    """Text first, images after, then attached files (an embedded resource with the content, or a
+    resource link to the file); the metadata in ``_meta``, never as ``structuredContent`` (which
     the spec pairs with a declared ``outputSchema`` and which some hosts show instead of content)."""
     content: list[Any] = []
     if response.content or not response.images:
         content.append(types.TextContent(text=response.content))
     content += [types.ImageContent(data=i.data_base64, mime_type=i.media_type) for i in response.images]
+    content += [_attached(f) for f in response.files]
     return types.CallToolResult(content=content, is_error=response.is_error, _meta={META_KEY: response.metadata})
+
+
+def _attached(file: FileAttachment) -> Any:
+    resource: Any
+    if file.text is not None:
+        resource = types.TextResourceContents(uri=file.uri, mime_type=file.media_type, text=file.text)
+    elif file.data_base64 is not None:
+        resource = types.BlobResourceContents(uri=file.uri, mime_type=file.media_type, blob=file.data_base64)
+    else:
+        return types.ResourceLink(uri=file.uri, name=file.name, mime_type=file.media_type, size=file.size)
+    return types.EmbeddedResource(resource=resource)
 
 
 async def client_roots(ctx: ServerRequestContext[Any]) -> list[Path]:

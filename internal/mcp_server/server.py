@@ -22,9 +22,11 @@ from .http_limits import MAX_SESSIONS, ONE_SHOT_IDLE_S, SESSION_IDLE_S
 from .sdk import HANDSHAKE_PROTOCOL_VERSIONS, Server, ServerRequestContext, types
 
 if TYPE_CHECKING:  # imported when first needed: `initialize` is answered before the tools load
+    from collections.abc import Sequence
+
     from ..audit import AuditLog
     from ..config import Config
-    from ..llm.tools.contract import ToolInfo, ToolResponse
+    from ..llm.tools.contract import Tool, ToolInfo, ToolResponse
     from ..llm.tools.registry import ToolRegistry
     from ..permission import Answers, QuestionRequest
     from ..session import Session
@@ -87,6 +89,7 @@ class ToolsmithServer:
         session_idle_s: float = SESSION_IDLE_S,
         max_sessions: int = MAX_SESSIONS,
         profile: str = "default",
+        tools: Sequence[Tool] = (),
     ) -> None:
         from ..permission import ToolPolicy
 
@@ -105,6 +108,8 @@ class ToolsmithServer:
         self.audit = audit
         #: The tool shapes offered (see llm/profiles); checked when the tools load.
         self.profile = profile
+        #: The embedder's own tools (``--tools MODULE:ATTR``, function_tools.load_tools), in every session.
+        self.tools = list(tools)
         self.policy = ToolPolicy(read_only=read_only)
         self._registry: ToolRegistry | None = None
         self.sessions: dict[str, _Entry] = {}
@@ -127,6 +132,7 @@ class ToolsmithServer:
             from ..llm.tools.registry import ToolRegistry
 
             self._registry = ToolRegistry.for_workspace(self.workspace, self.config, self.profile)
+            self._registry.add(self.tools)
             for problem in self._registry.problems:
                 log.warning("%s", problem)
         return self._registry
@@ -285,6 +291,7 @@ class ToolsmithServer:
             audit=self.audit,
             profile=self.profile,
             ask_user=self._ask_user,
+            tools=self.tools,
         )
 
     async def drop_session(self, key: str) -> None:

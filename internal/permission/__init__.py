@@ -96,7 +96,7 @@ UserAsker = Callable[[QuestionRequest], Awaitable[Answers]]
 
 #: Tools that change nothing except through a "write" ask (lsp's rename); :func:`read_only_policy`
 #: allows only these, and never a write.
-READ_ONLY_TOOLS = frozenset({"view", "read_many", "glob", "grep", "ls", "lsp", "fetch", "skill"})
+READ_ONLY_TOOLS = frozenset({"view", "read_many", "attach", "glob", "grep", "ls", "lsp", "fetch", "skill"})
 
 
 async def allow_all(request: PermissionRequest) -> Decision:

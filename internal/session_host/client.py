@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from ..progress import Progress
 from ..state import open_state_file
 from .protocol import (
     END_TIMEOUT_S,
@@ -47,14 +48,19 @@ def host_enabled() -> bool:
     return os.environ.get(HOST_ENV, "1") != "0"
 
 
-def run_call(paths: HostPaths, spec: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
+def run_call(
+    paths: HostPaths, spec: dict[str, Any], call: dict[str, Any], *, progress: Progress | None = None
+) -> dict[str, Any]:
     """Send one tool call (``tool``, ``params``, ``no_lsp``) to the session's host (started with
-    ``spec`` if none answers); the envelope back.
+    ``spec`` if none answers); the envelope back. With ``progress``, the host sends the call's
+    progress as it runs (``{"progress": [kind, data]}`` lines before the answer), given to it.
 
     Raises :class:`HostUnavailable` or :class:`HostMismatch` before the host took the call (run
     it in-process instead), :class:`HostLost` after, :class:`UnsafeStateDirectory` when the
     session's files or the listening process are not this user's (nothing was sent).
     """
+    if progress is not None:
+        call = {**call, "progress": True}
     message = json.dumps({"op": "run", **call}, ensure_ascii=False).encode("utf-8") + b"\n"
     for _ in range(2):
         conn, secret = _connect(paths) or _start_and_connect(paths, spec)
@@ -73,20 +79,32 @@ def run_call(paths: HostPaths, spec: dict[str, Any], call: dict[str, Any]) -> di
             if not accepted:
                 continue
             parse_line(accepted)
-            try:
-                answer = reader.readline()
-            except OSError:
-                answer = b""
-            if not answer:
-                raise HostLost("the session host stopped during the call; see toolsmith.log in the state directory")
-            reply = parse_line(answer)
+            reply = _answer(reader, progress)
             envelope = reply.get("envelope")
             if not isinstance(envelope, dict):
-                raise HostLost(f"the session host answered {answer[:200]!r}")
+                raise HostLost(f"the session host answered {str(reply)[:200]}")
             if reply.get("problem"):
                 sys.stderr.write(f"{reply['problem']}\n")
             return envelope
     raise HostUnavailable("the session host closed the connection before taking the call, twice")
+
+
+def _answer(reader: BinaryIO, progress: Progress | None) -> dict[str, Any]:
+    """The host's answer to a call taken, its progress lines given to ``progress`` on the way."""
+    while True:
+        try:
+            line = reader.readline()
+        except OSError:
+            line = b""
+        if not line:
+            raise HostLost("the session host stopped during the call; see toolsmith.log in the state directory")
+        reply = parse_line(line)
+        update = reply.get("progress")
+        if not (isinstance(update, list) and len(update) == 2):
+            return reply
+        kind, data = update
+        if progress is not None and isinstance(kind, str) and isinstance(data, dict):
+            progress(kind, data)
 
 
 def end_host(paths: HostPaths) -> bool:

@@ -40,6 +40,7 @@ from .protocol import (
 if TYPE_CHECKING:
     import asyncio
 
+    from ..progress import Progress
     from ..session import Session
 
 log = logger("toolsmith")
@@ -250,7 +251,9 @@ class _Host:
         # The call, and nothing else from the request: any other field (a workspace, a config,
         # an audit log) is not read.
         tool, params, no_lsp = request.get("tool"), request.get("params", "{}"), request.get("no_lsp") is True
-        call = asyncio.create_task(self.session.run(str(tool), params, cancel=token, lsp=not no_lsp))
+        progress = _progress_to(writer) if request.get("progress") is True else None
+        call = asyncio.create_task(self.session.run(str(tool), params, cancel=token, progress=progress,
+                                                    lsp=not no_lsp))  # fmt: skip
         self.calls.add(call)
         gone = asyncio.create_task(reader.read(1))  # EOF (or any byte): the CLI is gone
         try:
@@ -319,3 +322,16 @@ class _Host:
     def _save_state(self) -> None:
         self.session.save_state()
         self._state_signature = self._signature()
+
+
+def _progress_to(writer: asyncio.StreamWriter) -> Progress:
+    """A call's progress sent to the CLI as it comes (``{"progress": [kind, data]}`` lines before
+    the answer), for a CLI whose stderr is a terminal. Progress arrives on the event loop; a CLI
+    that stopped reading only lets the lines queue up (bounded by the call's own throttling)."""
+
+    def send(kind: str, data: dict[str, Any]) -> None:
+        if not writer.is_closing():
+            line = json.dumps({"progress": [kind, data]}, ensure_ascii=False, default=str)
+            writer.write(line.encode("utf-8") + b"\n")
+
+    return send

@@ -303,7 +303,8 @@ def test_read_only_offers_and_runs_only_tools_that_change_nothing(workspace: Pat
 
     names, refused = run(main())
     assert names == [
-        "job_output", "view", "read_many", "glob", "grep", "ls", "lsp", "fetch", "skill", "outline", "plan", "question",
+        "job_output", "view", "read_many", "attach", "glob", "grep", "ls", "lsp", "fetch", "skill", "outline",
+        "plan", "question",
     ]  # fmt: skip
     assert refused.is_error and "this session is read-only" in text(refused)
     assert not (workspace / "x.txt").exists()

@@ -4,7 +4,8 @@ Declarations carry the schema as ``input_schema`` unchanged (the API takes JSON 
 for strict tool use, a tool whose schema its subset can express is declared ``strict: true``
 with that form (anthropic_strict.py), the others as they are. A result is a ``tool_result``
 content block for the next user message: the text, then each image as an ``image`` block with a
-base64 source; ``is_error`` is set on failures.
+base64 source, then each attached text file or PDF as a ``document`` block (other attachments
+are named in the text); ``is_error`` is set on failures.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..tools.contract import ToolInfo, ToolResponse
+from ..tools.contract import FileAttachment, ToolInfo, ToolResponse
 from .anthropic_strict import check_strict, strict_schema
-from .calls import ToolCall, require
+from .calls import ToolCall, files_note, require
 
 KEYS = frozenset({"name", "description", "input_schema", "strict"})
 
@@ -33,14 +34,28 @@ def declaration(tool: ToolInfo, *, strict: bool = False) -> dict[str, Any]:
 
 
 def tool_result(response: ToolResponse, call: ToolCall) -> dict[str, Any]:
-    content: list[dict[str, Any]] = [{"type": "text", "text": response.content or "(no output)"}]
+    documents = [document for f in response.files if (document := _document(f)) is not None]
+    links = [f for f in response.files if _document(f) is None]
+    content: list[dict[str, Any]] = [{"type": "text", "text": (response.content or "(no output)") + files_note(links)}]
     for image in response.images:
         source = {"type": "base64", "media_type": image.media_type, "data": image.data_base64}
         content.append({"type": "image", "source": source})
+    content += documents
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id, "content": content}
     if response.is_error:
         block["is_error"] = True
     return block
+
+
+def _document(file: FileAttachment) -> dict[str, Any] | None:
+    """A ``document`` block: a text file as plain text, a PDF as base64; None for anything else."""
+    if file.text is not None:
+        source = {"type": "text", "media_type": "text/plain", "data": file.text}
+    elif file.data_base64 is not None and file.media_type == "application/pdf":
+        source = {"type": "base64", "media_type": "application/pdf", "data": file.data_base64}
+    else:
+        return None
+    return {"type": "document", "source": source, "title": file.name}
 
 
 def parse_call(item: dict[str, Any]) -> ToolCall:

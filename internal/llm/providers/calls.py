@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..tools.contract import ToolResponse
+from ..tools.contract import FileAttachment, ToolResponse
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,21 @@ def images_note(response: ToolResponse) -> str:
         return ""
     kinds = ", ".join(sorted({image.media_type for image in response.images}))
     return f"\n\n({count} image(s) ({kinds}) not shown: this API's tool results carry text only.)"
+
+
+def attached_text(file: FileAttachment) -> str:
+    """A text attachment as text, for formats that carry it as a text block: a header naming
+    the file, then its content."""
+    return f"--- attached file {file.name} ({file.media_type}, {file.size} bytes) ---\n{file.text}"
+
+
+def files_note(files: list[FileAttachment]) -> str:
+    """Said in the text for attachments a format does not carry with their content (links, and
+    documents the format has no block for): the user still gets them from the host."""
+    if not files:
+        return ""
+    lines = [f"- {f.name} ({f.media_type}, {f.size} bytes): {f.uri}" for f in files]
+    return "\n\n(Attached for the user, not shown here:\n" + "\n".join(lines) + ")"
 
 
 def subschemas(node: dict[str, Any], path: str) -> list[tuple[Any, str]]:

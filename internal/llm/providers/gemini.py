@@ -4,8 +4,8 @@ Gemini's ``parameters`` take a subset of the OpenAPI 3.0 schema object: upper-ca
 names, ``nullable`` instead of a ``"null"`` type, no ``additionalProperties``, ``$ref`` or
 ``default``, ``enum`` on strings only. :func:`gemini_schema` rewrites a tool's JSON Schema into
 that subset (a default moves into the description). A ``functionResponse.response`` must be an
-object: ``{"output": text}``, or ``{"error": text}`` for a failed call; images travel as
-``inlineData`` in the response's ``parts``.
+object: ``{"output": text}``, or ``{"error": text}`` for a failed call; images and attached PDFs
+travel as ``inlineData`` in the response's ``parts``, an attached text file in the text.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from ..tools.contract import ToolInfo, ToolResponse
-from .calls import ToolCall, subschemas
+from .calls import ToolCall, attached_text, files_note, subschemas
 
 #: Schema fields kept (Gemini API reference, ``Schema``); others are dropped.
 GEMINI_KEYWORDS = frozenset(
@@ -83,14 +83,19 @@ def gemini_schema(node: dict[str, Any]) -> dict[str, Any]:
 
 
 def tool_result(response: ToolResponse, call: ToolCall) -> dict[str, Any]:
+    pdfs = [f for f in response.files if f.data_base64 is not None and f.media_type == "application/pdf"]
+    texts = [f for f in response.files if f.text is not None]
+    text = response.content + files_note([f for f in response.files if f not in pdfs and f not in texts])
+    text += "".join("\n\n" + attached_text(f) for f in texts)  # text goes as text, never as bytes
     answer: dict[str, Any] = {
         "name": call.name,
-        "response": {"error" if response.is_error else "output": response.content},
+        "response": {"error" if response.is_error else "output": text},
     }
     if call.id:
         answer = {"id": call.id, **answer}
-    if response.images:
-        answer["parts"] = [{"inlineData": {"mimeType": i.media_type, "data": i.data_base64}} for i in response.images]
+    media = [(i.media_type, i.data_base64) for i in response.images] + [(f.media_type, f.data_base64) for f in pdfs]
+    if media:
+        answer["parts"] = [{"inlineData": {"mimeType": kind, "data": data}} for kind, data in media]
     return {"functionResponse": answer}
 
 

@@ -1,8 +1,8 @@
 """OpenAI Chat Completions: ``tools`` of type function, ``tool_calls`` in, ``tool`` messages out.
 
 Declarations are the Responses API's function wrapped in ``{"type": "function", "function":
-...}``. A ``tool`` message carries text only, so a response's images are named in the text
-instead of silently dropped.
+...}``. A ``tool`` message carries text only, so a response's images and attached PDFs are named
+in the text instead of silently dropped, and an attached text file follows the text.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..tools.contract import ToolInfo, ToolResponse
-from .calls import ToolCall, decode_arguments, images_note, require
+from .calls import ToolCall, attached_text, decode_arguments, files_note, images_note, require
 from .openai_responses import function
 from .strict import check_function
 
@@ -20,7 +20,11 @@ def declarations(tools: list[ToolInfo]) -> list[dict[str, Any]]:
 
 
 def tool_result(response: ToolResponse, call: ToolCall) -> dict[str, Any]:
-    return {"role": "tool", "tool_call_id": call.id, "content": response.content + images_note(response)}
+    texts = [f for f in response.files if f.text is not None]
+    others = [f for f in response.files if f.text is None]
+    content = response.content + images_note(response) + files_note(others)
+    content += "".join("\n\n" + attached_text(f) for f in texts)
+    return {"role": "tool", "tool_call_id": call.id, "content": content}
 
 
 def parse_call(item: dict[str, Any]) -> ToolCall:

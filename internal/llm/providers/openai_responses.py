@@ -7,16 +7,17 @@ free-form input the grammar constrains; its ``custom_tool_call`` items carry the
 
 ``strict: true`` only where the schema can be put in strict form (see strict.py), else the
 schema goes as is with ``strict: false``. Arguments arrive as a JSON string. An output is the
-text, or — with images — a list of ``input_text`` and ``input_image`` (data URL) items. The API
-has no error flag: the text says what failed.
+text, or — with images or attached files — a list of ``input_text``, ``input_image`` (data URL)
+and ``input_file`` (a PDF as a data URL) items; an attached text file is an ``input_text`` item
+of its own. The API has no error flag: the text says what failed.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..tools.contract import ToolInfo, ToolResponse
-from .calls import ToolCall, decode_arguments, require
+from ..tools.contract import FileAttachment, ToolInfo, ToolResponse
+from .calls import ToolCall, attached_text, decode_arguments, files_note, require
 from .strict import check_function, strict_schema
 
 
@@ -37,14 +38,27 @@ def _custom(tool: ToolInfo) -> dict[str, Any]:
 
 
 def tool_result(response: ToolResponse, call: ToolCall) -> dict[str, Any]:
-    output: str | list[dict[str, Any]] = response.content
-    if response.images:
-        output = [{"type": "input_text", "text": response.content}]
+    files = [item for f in response.files if (item := _file_item(f)) is not None]
+    text = response.content + files_note([f for f in response.files if _file_item(f) is None])
+    output: str | list[dict[str, Any]] = text
+    if response.images or files:
+        output = [{"type": "input_text", "text": text}]
         for image in response.images:
             url = f"data:{image.media_type};base64,{image.data_base64}"
             output.append({"type": "input_image", "image_url": url})
+        output += files
     kind = "custom_tool_call_output" if call.freeform else "function_call_output"
     return {"type": kind, "call_id": call.id, "output": output}
+
+
+def _file_item(file: FileAttachment) -> dict[str, Any] | None:
+    """A text attachment as ``input_text``, a PDF as ``input_file`` (a data URL); None otherwise."""
+    if file.text is not None:
+        return {"type": "input_text", "text": attached_text(file)}
+    if file.data_base64 is not None and file.media_type == "application/pdf":
+        return {"type": "input_file", "filename": file.name, "file_data": f"data:{file.media_type};base64,"
+                f"{file.data_base64}"}  # fmt: skip
+    return None
 
 
 def parse_call(item: dict[str, Any]) -> ToolCall:

@@ -10,7 +10,7 @@ from .contract import Tool
 #: The built-in tools. Modules are imported on first use so the CLI loads only the tool it runs.
 BUILTIN_TOOL_NAMES = (
     *("bash", "job_output", "job_input", "job_kill"),
-    *("view", "read_many", "write", "edit", "multiedit", "patch", "notebook_edit"),
+    *("view", "read_many", "attach", "write", "edit", "multiedit", "patch", "notebook_edit"),
     *("glob", "grep", "ls", "lsp", "fetch", "skill", "outline", "symbol_edit"),
     *("plan", "question"),
 )

@@ -16,7 +16,9 @@ from typing import Any, ClassVar, Protocol
 from ...lsp.api import DiagnosticsSource
 from .params import schema_for
 
-__all__ = ["DiagnosticsSource", "ImageAttachment", "Progress", "Tool", "ToolInfo", "ToolResponse", "ToolSet"]
+__all__ = [
+    "DiagnosticsSource", "FileAttachment", "ImageAttachment", "Progress", "Tool", "ToolInfo", "ToolResponse", "ToolSet",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -25,19 +27,50 @@ class ImageAttachment:
     data_base64: str
 
 
+@dataclass(frozen=True)
+class FileAttachment:
+    """A file handed to the user (the attach tool): a document or a log. Its content rides
+    along when small enough — ``text`` for a text file (decoded), ``data_base64`` for a PDF —
+    and otherwise it is a link (``uri``) alone. Images travel as :class:`ImageAttachment`."""
+
+    name: str
+    media_type: str
+    #: The file's ``file://`` URI (on the machine the tools run on).
+    uri: str
+    size: int
+    text: str | None = None
+    data_base64: str | None = None
+
+    @property
+    def embedded(self) -> bool:
+        return self.text is not None or self.data_base64 is not None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "media_type": self.media_type, "uri": self.uri, "size": self.size}
+        if self.text is not None:
+            out["text"] = self.text
+        if self.data_base64 is not None:
+            out["data"] = self.data_base64
+        return out
+
+
 @dataclass
 class ToolResponse:
-    """``content`` is what the model reads; ``metadata`` is for UIs and logs."""
+    """``content`` is what the model reads; ``metadata`` is for UIs and logs; ``images`` and
+    ``files`` are attachments (each front door carries them as its format allows)."""
 
     content: str
     is_error: bool = False
     metadata: dict[str, Any] = field(default_factory=dict)
     images: list[ImageAttachment] = field(default_factory=list)
+    files: list[FileAttachment] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"content": self.content, "is_error": self.is_error, "metadata": self.metadata}
         if self.images:
             out["images"] = [{"media_type": i.media_type, "data": i.data_base64} for i in self.images]
+        if self.files:
+            out["files"] = [f.to_json() for f in self.files]
         return out
 
 
@@ -79,14 +112,18 @@ class ToolSet(Protocol):
 
 class Tool(ABC):
     """A tool module defines one subclass: ``name``, ``description``, ``Params`` and ``run``.
-    (Custom tools set ``name`` and ``description`` per instance.)"""
+    (Custom tools set ``name`` and ``description`` per instance; function tools, see
+    function_tools.py, ``Params`` and ``read_only`` too.)"""
 
     name: str
     description: str
     #: A short human label (MCP hosts show it); defaults to the name.
     title: str = ""
-    Params: ClassVar[type]
-    read_only: ClassVar[bool] = False
+    Params: type
+    read_only: bool = False
+    #: How to use the tool, beyond its description's first paragraph: a custom tool's ``.md``
+    #: body, a function's docstring after its summary (``Session.prompt_section`` shows it).
+    guidance: str = ""
     #: Offered in read-only sessions although it can write (lsp: navigation, and rename): its
     #: writes ask for action "write", which read-only sessions refuse.
     offered_read_only: ClassVar[bool] = False

@@ -95,9 +95,9 @@ class CustomTool(Tool):
         description = values.get("description")
         if isinstance(description, str) and description.strip():
             text = description.strip()
-            guidance = body.strip()
-            if guidance:
-                text += "\n\n" + guidance[:MAX_GUIDANCE_CHARS]
+            self.guidance = body.strip()[:MAX_GUIDANCE_CHARS]
+            if self.guidance:
+                text += "\n\n" + self.guidance
             self.description = text
         timeout = values.get("timeout_ms")
         if isinstance(timeout, int) and not isinstance(timeout, bool) and 1 <= timeout <= MAX_TIMEOUT_MS:

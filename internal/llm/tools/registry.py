@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 
 from ...config import WORKSPACE_TOOLS_DIR, Config, user_tools_dir
+from ...logs import logger
 from .builtins import TOOL_MODULES, get_tool
 from .contract import Tool
+
+log = logger("toolsmith")
 
 __all__ = ["ToolRegistry"]
 
@@ -56,6 +59,16 @@ class ToolRegistry:
         registry.problems = found.problems
         registry._removed = found.removed
         return registry
+
+    def add(self, tools: Iterable[Tool]) -> None:
+        """The embedder's own tools (``Session(tools=...)``, function_tools.py), offered beside
+        the others. One named like a built-in or a custom tool replaces it: the embedder is the
+        user, and naming it is the consent a workspace's program needs ``[tools] override`` for."""
+        for tool in tools:
+            if tool.name in self._custom or tool.name in self._own_names():
+                log.info("the embedder's tool %s replaces the tool of that name", tool.name)
+            self._custom[tool.name] = tool
+            self._removed.discard(tool.name)
 
     def _own_names(self) -> list[str]:
         return list(self._profile_tools) if self._profile_tools is not None else list(TOOL_MODULES)
