@@ -60,15 +60,24 @@ def calls(workspace: Path, profile: str, *steps: tuple[str, dict[str, Any]], **o
 
 
 def test_claude_background_output_is_read_from_its_file_with_read(workspace: Path) -> None:
-    started, stopped = calls(workspace, "claude",
-        ("Bash", {"command": "echo first; sleep 30", "run_in_background": True}),
-        ("TaskStop", {"shell_id": "j1"}),
-    )  # fmt: skip
+    async def main() -> tuple[Any, Any, Any]:
+        config = Config(lsp_enabled=False, state_dir=workspace.parent / "state")
+        async with Session(workspace, config=config, profile="claude") as session:
+            started = await session.run("Bash", {"command": "echo first; sleep 30", "run_in_background": True})
+            output_file = started.metadata["output_file"]
+            read = await session.run("Read", {"file_path": output_file})
+            for _ in range(600):  # the job writes when it runs: read again until it has (bounded, no sleep)
+                if "     1|first" in read.content:
+                    break
+                await asyncio.sleep(0.05)
+                read = await session.run("Read", {"file_path": output_file})
+            stopped = await session.run("TaskStop", {"shell_id": "j1"})
+            return started, read, stopped
+
+    started, read, stopped = asyncio.run(asyncio.wait_for(main(), WAIT_S))
     assert not started.is_error and "Command running in background with ID: j1" in started.content
-    output_file = started.metadata["output_file"]
-    assert f"Output is being written to: {output_file}" in started.content
-    read, = calls(workspace, "claude", ("Read", {"file_path": output_file}))
-    assert not read.is_error and "     1|first" in read.content
+    assert f"Output is being written to: {started.metadata['output_file']}" in started.content
+    assert not read.is_error and "     1|first" in read.content, read.content
     assert not stopped.is_error and stopped.metadata["state"] != "running"
 
 
