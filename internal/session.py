@@ -31,6 +31,7 @@ from .llm.tools.contract import DiagnosticsSource, Progress, ToolInfo, ToolRespo
 from .llm.tools.registry import ToolRegistry
 from .llm.tools.runner import run_tool
 from .logs import logger
+from .lsp.api import KeepsOldTexts
 from .permission import Asker, PermissionService, ToolPolicy, allow_all, refusing_writes
 from .state import PRIVATE_FILE_MODE, check_session_id
 
@@ -251,6 +252,9 @@ class Session:
 
     def _record_commit(self, changes: Sequence[Any]) -> None:
         self._change_log.record(changes)
+        lsp = self.ctx.lsp
+        if isinstance(lsp, KeepsOldTexts):  # what other files' diagnostics before the change are taken from
+            lsp.remember_old_texts({change.path: change.expect for change in changes if change.kind == "write"})
 
     def checkpoint(self) -> str:
         """Mark this point of the session; :meth:`rewind` to the id returned puts back every file

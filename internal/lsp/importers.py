@@ -1,4 +1,5 @@
-"""Which files import a changed file: an rg pattern per language (Python, TS/JS, Go).
+"""Which files import a changed file: an rg pattern per language (Python, TS/JS, Go), narrowed to
+those that name what changed.
 
 Servers report diagnostics for open files only (gopls aside), so after a change the client opens
 a few importers itself; these patterns find them. Best effort: a missed importer is only
@@ -8,7 +9,15 @@ unreported, never wrong.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
+
+from ..logs import logger
+
+log = logger("toolsmith.lsp")
+
+#: Files matching a module's import pattern looked at, at most (the narrowing by name reads these).
+MAX_IMPORT_CANDIDATES = 1000
 
 TS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 
@@ -53,3 +62,35 @@ def go_import_path(directory: Path, workspace: Path) -> str | None:
         if current == workspace or workspace not in current.parents:
             return None
         current = current.parent
+
+
+async def importers_of(
+    path: Path, workspace: Path, rg_path: str | None, names: Iterable[str] | None, timeout: float
+) -> list[Path]:
+    """Files that import ``path`` and — unless ``names`` is None — name one of ``names`` as a word,
+    sorted by path; [] when none are found within ``timeout`` (best effort)."""
+    import asyncio
+
+    from ..cancel import CancelToken
+    from ..ripgrep import SearchQuery, find_rg, search
+
+    found_pattern = importer_pattern(path, workspace)
+    wanted = sorted(set(names)) if names is not None else None
+    if found_pattern is None or wanted == []:
+        return []
+    pattern, include = found_pattern
+    rg = find_rg(rg_path)
+    try:
+        async with asyncio.timeout(max(timeout, 0.01)):
+            query = SearchQuery(workspace, pattern, include=include, mode="files_with_matches")
+            found = await search(query, rg=rg, limit=MAX_IMPORT_CANDIDATES, cancel=CancelToken())
+            files = sorted({f for f in found.files if Path(f) != path})
+            if wanted is not None and files:
+                words = r"(?:^|[^\w$])(?:" + "|".join(re.escape(n) for n in wanted) + r")(?:[^\w$]|$)"
+                query = SearchQuery(workspace, words, mode="files_with_matches", files=tuple(files))
+                named = await search(query, rg=rg, limit=len(files), cancel=CancelToken())
+                files = sorted(set(named.files))
+    except Exception as exc:  # best effort: an importer we miss is only unreported
+        log.info("looking for importers of %s failed: %s", path, exc)
+        return []
+    return [Path(f) if Path(f).is_absolute() else workspace / f for f in files]

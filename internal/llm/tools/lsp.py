@@ -147,7 +147,11 @@ class LspTool(Tool):
             footer = f"\n{footer}" if footer else ""
             if outcome.diags is None:
                 return f"No language server could report on {name}.{footer}"
-            report = with_late_label(format_report({name: outcome.diags}, errors_only=False, context="query"), outcome)
+            # Just changed: the diagnostics on or near the changed lines come first (the cap hides the rest).
+            found = format_report(
+                {name: outcome.diags}, errors_only=False, context="query", focus={name: outcome.focus}
+            )
+            report = with_late_label(found, outcome)
             if not report:
                 sure = not outcome.unconfirmed and not outcome.quiet
                 report = f"No diagnostics for {name}." if sure else f"No diagnostics received for {name} yet."

@@ -1,0 +1,271 @@
+"""Other files a change can break: which are checked, their picture before the change (taken from
+the old text), after it, and the errors they gained.
+
+- **Which**: the files that use what changed — references of the changed definitions (the
+  server's ``textDocument/references`` on the old text, when it answers within
+  REFERENCES_BUDGET_S), then the module's importers that name a changed name (rg) — or every
+  importer when the change touched top-level code that defines no name. At most
+  MAX_OTHER_FILES_CHECKED, whoever started the servers.
+- **Before**: each server that can be asked (pull, tsserver) first gets the changed files' old
+  texts, then is asked about every checked file; a server that can only push is listened to.
+- **After**: the same questions once the new texts are sent (answers, or publishes that follow
+  the change: a report from before it never ends the wait).
+- **Gained**: errors present after and not before — nor in the file's first picture of the
+  session (its untouched state), so a revert is never blamed for an old error that a breakage
+  had hidden. A file without a picture from before is not judged: it is named as unconfirmed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..fsutil.uris import uri_to_path
+from ..logs import logger
+from .api import LspError
+from .changes import ChangedNames, NamePlace, Region, changed_names
+from .client import LspClient
+from .diagnostics import ERROR, Diag, merge, shown_path
+from .importers import importers_of
+from .positions import from_char
+from .servers import language_id
+
+log = logger("toolsmith.lsp")
+
+#: Other files checked after a change (the report shows OTHER_FILES_SHOWN of those that broke).
+MAX_OTHER_FILES_CHECKED = 10
+#: How long the server's references of the changed names are waited for, before the import
+#: graph alone decides (a cold server indexing a large project answers later).
+REFERENCES_BUDGET_S = 0.8
+#: Push-only servers: other files' reports are waited for until the server has been quiet this
+#: long since the change (or its last report after the change).
+SETTLE_QUIET_S = 1.0
+#: Files named in an "unconfirmed" note about other files, at most.
+MAX_NAMED_UNCONFIRMED = 5
+
+ErrorKeys = Counter[tuple[str, str | None]]
+
+
+def error_keys(diags: Iterable[Diag]) -> ErrorKeys:
+    """A file's errors as a multiset of (message, code): positions left out, so that lines moving
+    in a file never make an old error look new."""
+    return Counter((" ".join(d.message.split()), d.code) for d in diags if d.severity == ERROR)
+
+
+def gained_errors(after: Iterable[Diag], before: ErrorKeys, pristine: ErrorKeys | None) -> list[Diag]:
+    """The errors of ``after`` beyond those of ``before`` and of the file's untouched state."""
+    budget = before | pristine if pristine is not None else Counter(before)
+    gained = []
+    for diag in after:
+        if diag.severity != ERROR:
+            continue
+        key = (" ".join(diag.message.split()), diag.code)
+        if budget[key] > 0:
+            budget[key] -= 1
+        else:
+            gained.append(diag)
+    return gained
+
+
+@dataclass
+class Changed:
+    """One changed file: its text before (None: unknown, or the file is new) and after."""
+
+    path: Path
+    old: str | None
+    new: str
+    regions: list[Region]
+
+
+@dataclass
+class Watch:
+    """One change's other files: what each server was asked before, or what it had published."""
+
+    targets: list[str] = field(default_factory=list)
+    touched: set[str] = field(default_factory=set)
+    asked: dict[tuple[LspClient, str], ErrorKeys] = field(default_factory=dict)
+    pushed: list[LspClient] = field(default_factory=list)
+    published_before: dict[str, ErrorKeys] = field(default_factory=dict)
+    unjudged: list[str] = field(default_factory=list)
+    #: When the new texts were sent.
+    since: float = 0.0
+
+
+class OtherFiles:
+    """The other-files side of a session's changes, and each file's first picture (its state
+    before the session's changes reached it)."""
+
+    def __init__(self, workspace: Path, rg_path: Callable[[], str | None]) -> None:
+        self.workspace = workspace
+        self._rg_path = rg_path
+        self.pristine: dict[tuple[str, str], ErrorKeys] = {}
+        self._references: dict[tuple[str, str], list[Path]] = {}
+
+    def forget(self, uri: str) -> None:
+        """The session changed this file itself: its old state is no measure any more."""
+        for key in [k for k in self.pristine if k[1] == uri]:
+            del self.pristine[key]
+
+    def clear(self) -> None:
+        self.pristine.clear()
+        self._references.clear()
+
+    async def before(self, changed: list[Changed], clients: list[LspClient], deadline: float) -> Watch:
+        watch = Watch(touched={c.path.as_uri() for c in changed})
+        cross = [c for c in dict.fromkeys(clients) if not c.config.per_file and c.alive]
+        if not cross:
+            return watch
+        for client in cross:
+            if client.can_ask:  # the picture before is of the old text, whatever the disk says now
+                for change in changed:
+                    if change.old is not None and _handles(client, change.path):
+                        client.sync(change.path, change.old, language_id(client.config, change.path))
+        touched = {c.path for c in changed}
+        targets = [t for t in await self._targets(changed, cross, deadline) if t not in touched]
+        watch.targets = [t.as_uri() for t in targets]
+        opened: list[tuple[LspClient, str]] = []
+        for client in cross:
+            for target in (t for t in targets if _handles(client, t)):
+                if target.as_uri() not in client.texts:
+                    try:
+                        text = target.read_text(encoding="utf-8", errors="replace")
+                    except OSError:
+                        continue
+                    client.sync(target, text, language_id(client.config, target))
+                    opened.append((client, target.as_uri()))
+        await self._picture_asked(watch, cross, targets, deadline)
+        watch.pushed = [c for c in cross if not c.can_ask]
+        if watch.pushed:
+            pending = [(c, uri) for c, uri in opened if c in watch.pushed]
+            await asyncio.gather(*(client.first_publish(uri, deadline) for client, uri in pending))
+            watch.published_before = {uri: error_keys(d) for uri, d in _published(watch.pushed).items()}
+            for uri, keys in watch.published_before.items():
+                self.pristine.setdefault(("", uri), keys)
+        return watch
+
+    async def _picture_asked(self, watch: Watch, cross: list[LspClient], targets: list[Path], deadline: float) -> None:
+        questions = [(c, t.as_uri()) for c in cross if c.can_ask for t in targets if _handles(c, t)]
+        answers = await asyncio.gather(*(c.ask(uri, deadline - time.monotonic()) for c, uri in questions))
+        for (client, uri), got in zip(questions, answers, strict=True):
+            if got is not None:
+                keys = error_keys(got)
+                watch.asked[(client, uri)] = keys
+                self.pristine.setdefault((client.config.name, uri), keys)
+            elif client.can_ask and uri not in watch.unjudged:
+                watch.unjudged.append(uri)
+
+    async def after(self, watch: Watch, until: float) -> tuple[dict[str, list[Diag]], list[str]]:
+        """The errors each checked file gained (by URI, in the order checked) and the URIs whose
+        answer did not come by ``until``."""
+        questions = list(watch.asked)
+        answers = await asyncio.gather(*(c.ask(uri, until - time.monotonic()) for c, uri in questions))
+        found: dict[str, list[list[Diag]]] = {}
+        unconfirmed = list(watch.unjudged)
+        for (client, uri), got in zip(questions, answers, strict=True):
+            if got is None:
+                unconfirmed.append(uri)
+                continue
+            gained = gained_errors(got, watch.asked[(client, uri)], self.pristine.get((client.config.name, uri)))
+            if gained:
+                found.setdefault(uri, []).append(gained)
+        if watch.pushed:
+            moving = [c for c in watch.pushed if c.alive]
+            await asyncio.gather(*(c.settle(SETTLE_QUIET_S, watch.since, until) for c in moving))
+            for uri, diags in _published(watch.pushed).items():
+                if uri in watch.published_before and uri not in watch.touched:
+                    gained = gained_errors(diags, watch.published_before[uri], self.pristine.get(("", uri)))
+                    if gained:
+                        found.setdefault(uri, []).append(gained)
+        order = {uri: i for i, uri in enumerate(watch.targets)}
+        ordered = sorted(found, key=lambda uri: order.get(uri, len(order)))
+        return {uri: merge(found[uri]) for uri in ordered}, list(dict.fromkeys(unconfirmed))
+
+    async def _targets(self, changed: list[Changed], cross: list[LspClient], deadline: float) -> list[Path]:
+        """The files to check: users of the changed names, at most MAX_OTHER_FILES_CHECKED."""
+        found: list[Path] = []
+        for change in changed:
+            if change.old is not None and not change.regions:
+                continue  # nothing changed in it
+            names = (
+                changed_names(change.path, change.old, change.new, change.regions)
+                if change.old is not None
+                else ChangedNames(anything=True)
+            )
+            if names.old and not names.anything:
+                found += await self._users(change.path, names.old, cross, deadline)
+            left = max(deadline - time.monotonic(), 0.01)
+            found += await importers_of(
+                change.path, self.workspace, self._rg_path(), None if names.anything else names.names, left
+            )
+        unique = [p for p in dict.fromkeys(found) if p.is_file()]
+        return unique[:MAX_OTHER_FILES_CHECKED]
+
+    async def _users(self, path: Path, places: list[NamePlace], cross: list[LspClient], deadline: float) -> list[Path]:
+        """Files holding references to the changed definitions (the server's answer, on the old
+        text; remembered per name for the session)."""
+        from lsprotocol import types
+
+        able = [
+            c
+            for c in cross
+            if c.supports("references") and _handles(c, path) and path.as_uri() in c.texts and c.answers
+        ]  # a server that has answered nothing yet is still loading: its references would come late
+        if not able:
+            return []
+        client = able[0]
+        lines = client.texts[path.as_uri()].split("\n")
+        budget = min(REFERENCES_BUDGET_S, max(deadline - time.monotonic(), 0.0))
+
+        async def one(place: NamePlace) -> list[Path]:
+            key = (path.as_uri(), place.name)
+            if key in self._references:
+                return self._references[key]
+            text = lines[place.line] if place.line < len(lines) else ""
+            position = types.Position(place.line, from_char(text, place.character, client.encoding))
+            params = types.ReferenceParams(
+                context=types.ReferenceContext(include_declaration=False),
+                text_document=types.TextDocumentIdentifier(path.as_uri()),
+                position=position,
+            )
+            try:
+                answer = await client.call("textDocument/references", params, budget)
+            except LspError as exc:
+                log.info("references of %s in %s: %s", place.name, path, exc)
+                return []
+            files = [uri_to_path(loc.uri) for loc in answer or [] if getattr(loc, "uri", None)]
+            users = [f for f in dict.fromkeys(files) if f != path and _inside(f, self.workspace)]
+            self._references[key] = users
+            return users
+
+        found = await asyncio.gather(*(one(place) for place in places))
+        return [p for users in found for p in users]
+
+
+def unconfirmed_note(uris: list[str], display: Callable[[Path], str], waited: float) -> str:
+    """The note for other files whose picture (before or after) did not come in time."""
+    names = ", ".join(shown_path(display(uri_to_path(uri))) for uri in uris[:MAX_NAMED_UNCONFIRMED])
+    more = f" and {len(uris) - MAX_NAMED_UNCONFIRMED} more" if len(uris) > MAX_NAMED_UNCONFIRMED else ""
+    return (
+        f"unconfirmed: files that use what changed were not all checked in time ({names}{more}; waited "
+        f"{waited:.0f} s): new errors there may be missing — view them or use the lsp tool"
+    )
+
+
+def _handles(client: LspClient, path: Path) -> bool:
+    return path.suffix.lower() in client.config.extensions
+
+
+def _inside(path: Path, workspace: Path) -> bool:
+    return path == workspace or workspace in path.parents
+
+
+def _published(clients: list[LspClient]) -> dict[str, list[Diag]]:
+    merged: dict[str, list[list[Diag]]] = {}
+    for client in clients:
+        for uri, published in client.published.items():
+            merged.setdefault(uri, []).append(published.diagnostics)
+    return {uri: merge(lists) for uri, lists in merged.items()}
