@@ -254,7 +254,9 @@ class Session:
         self._change_log.record(changes)
         lsp = self.ctx.lsp
         if isinstance(lsp, KeepsOldTexts):  # what other files' diagnostics before the change are taken from
-            lsp.remember_old_texts({change.path: change.expect for change in changes if change.kind == "write"})
+            lsp.remember_old_texts(
+                {c.path: (c.expect, c.data) for c in changes if c.kind == "write" and c.data is not None}
+            )
 
     def checkpoint(self) -> str:
         """Mark this point of the session; :meth:`rewind` to the id returned puts back every file

@@ -45,7 +45,9 @@ class KeepsOldTexts(Protocol):
     it over as the commit is made): what other files' diagnostics before the change are taken
     from, whatever the disk says by the time the change is diagnosed."""
 
-    def remember_old_texts(self, old: Mapping[Path, bytes | None]) -> None: ...
+    def remember_old_texts(self, changes: Mapping[Path, tuple[bytes | None, bytes]]) -> None:
+        """``changes``: each written file's content before the commit (None: it is new) and after."""
+        ...
 
 
 class LspError(Exception):

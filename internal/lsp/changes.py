@@ -62,9 +62,13 @@ def changed_regions(old: str, new: str) -> list[Region]:
     ]
 
 
-def near_change(line: int, regions: list[Region], margin: int = NEAR_LINES) -> bool:
-    """Whether 0-based ``line`` of the new text lies in or within ``margin`` lines of a change."""
-    return any(r.new_start - margin <= line < max(r.new_end, r.new_start + 1) + margin for r in regions)
+def closeness(line: int, regions: list[Region], margin: int = NEAR_LINES) -> int:
+    """How close 0-based ``line`` of the new text is to a change: 0 on a changed line (or where
+    lines were removed), 1 within ``margin`` lines of one, 2 farther."""
+    spans = [(r.new_start, max(r.new_end, r.new_start + 1)) for r in regions]
+    if any(start <= line < end for start, end in spans):
+        return 0
+    return 1 if any(start - margin <= line < end + margin for start, end in spans) else 2
 
 
 @dataclass(frozen=True)

@@ -91,19 +91,32 @@ class Watch:
     pushed: list[LspClient] = field(default_factory=list)
     published_before: dict[str, ErrorKeys] = field(default_factory=dict)
     unjudged: list[str] = field(default_factory=list)
+    #: Candidates beyond MAX_OTHER_FILES_CHECKED, never checked.
+    beyond: int = 0
+    #: Whether the search for the files that use what changed ended in time.
+    searched: bool = True
     #: When the new texts were sent.
     since: float = 0.0
 
 
 class OtherFiles:
-    """The other-files side of a session's changes, and each file's first picture (its state
-    before the session's changes reached it)."""
+    """The other-files side of a session's changes, and each file's picture in the untouched
+    project: every file the session changed at its text before the session's first change to it
+    (``originals``; None for a file the session created)."""
 
-    def __init__(self, workspace: Path, rg_path: Callable[[], str | None]) -> None:
+    def __init__(self, workspace: Path, rg_path: Callable[[], str | None], originals: dict[Path, str | None]) -> None:
         self.workspace = workspace
         self._rg_path = rg_path
+        self.originals = originals
+        #: By (server name, or "" for what push servers published; URI).
         self.pristine: dict[tuple[str, str], ErrorKeys] = {}
         self._references: dict[tuple[str, str], list[Path]] = {}
+
+    def _untouched(self, client: LspClient) -> bool:
+        """Whether ``client`` sees the project as it was before the session changed anything."""
+        return all(
+            client.texts.get(path.as_uri()) == text for path, text in self.originals.items() if _handles(client, path)
+        )
 
     def forget(self, uri: str) -> None:
         """The session changed this file itself: its old state is no measure any more."""
@@ -123,10 +136,15 @@ class OtherFiles:
             if client.can_ask:  # the picture before is of the old text, whatever the disk says now
                 for change in changed:
                     if change.old is not None and _handles(client, change.path):
-                        client.sync(change.path, change.old, language_id(client.config, change.path))
+                        _send(client, change.path, change.old)
         touched = {c.path for c in changed}
-        targets = [t for t in await self._targets(changed, cross, deadline) if t not in touched]
+        found, watch.searched = await self._targets(changed, cross, deadline)
+        candidates = [t for t in found if t not in touched]
+        # Files a server has open first (the session looked at them, or checked them before).
+        candidates.sort(key=lambda t: not any(t.as_uri() in c.texts for c in cross))
+        targets = candidates[:MAX_OTHER_FILES_CHECKED]
         watch.targets = [t.as_uri() for t in targets]
+        watch.beyond = len(candidates) - len(targets)
         opened: list[tuple[LspClient, str]] = []
         for client in cross:
             for target in (t for t in targets if _handles(client, t)):
@@ -143,37 +161,57 @@ class OtherFiles:
             pending = [(c, uri) for c, uri in opened if c in watch.pushed]
             await asyncio.gather(*(client.first_publish(uri, deadline) for client, uri in pending))
             watch.published_before = {uri: error_keys(d) for uri, d in _published(watch.pushed).items()}
-            for uri, keys in watch.published_before.items():
-                self.pristine.setdefault(("", uri), keys)
+            if all(self._untouched(c) for c in watch.pushed):
+                for uri, keys in watch.published_before.items():
+                    self.pristine.setdefault(("", uri), keys)
         return watch
 
     async def _picture_asked(self, watch: Watch, cross: list[LspClient], targets: list[Path], deadline: float) -> None:
-        questions = [(c, t.as_uri()) for c in cross if c.can_ask for t in targets if _handles(c, t)]
-        answers = await asyncio.gather(*(c.ask(uri, deadline - time.monotonic()) for c, uri in questions))
-        for (client, uri), got in zip(questions, answers, strict=True):
-            if got is not None:
-                keys = error_keys(got)
-                watch.asked[(client, uri)] = keys
-                self.pristine.setdefault((client.config.name, uri), keys)
-            elif client.can_ask and uri not in watch.unjudged:
-                watch.unjudged.append(uri)
+        askable = [c for c in cross if c.can_ask]
+        pictures = await asyncio.gather(
+            *(_ask_in_turn(c, [t.as_uri() for t in targets if _handles(c, t)], deadline) for c in askable)
+        )
+        for client, answers in zip(askable, pictures, strict=True):
+            untouched = self._untouched(client)
+            for uri, got in answers.items():
+                if got is not None:
+                    keys = error_keys(got)
+                    watch.asked[(client, uri)] = keys
+                    if untouched:
+                        self.pristine.setdefault((client.config.name, uri), keys)
+                elif client.can_ask and uri not in watch.unjudged:
+                    watch.unjudged.append(uri)
 
     async def after(self, watch: Watch, until: float) -> tuple[dict[str, list[Diag]], list[str]]:
-        """The errors each checked file gained (by URI, in the order checked) and the URIs whose
-        answer did not come by ``until``."""
-        questions = list(watch.asked)
-        answers = await asyncio.gather(*(c.ask(uri, until - time.monotonic()) for c, uri in questions))
+        """The errors each checked file gained (by URI, in the order checked) and the URIs that
+        could not be judged (no answer before the change, or none by ``until`` after it)."""
+        by_client: dict[LspClient, list[str]] = {}
+        for client, uri in watch.asked:
+            by_client.setdefault(client, []).append(uri)
+        clients = list(by_client)
+        answers = await asyncio.gather(*(_ask_in_turn(c, by_client[c], until) for c in clients))
         found: dict[str, list[list[Diag]]] = {}
         unconfirmed = list(watch.unjudged)
-        for (client, uri), got in zip(questions, answers, strict=True):
-            if got is None:
-                unconfirmed.append(uri)
-                continue
-            gained = gained_errors(got, watch.asked[(client, uri)], self.pristine.get((client.config.name, uri)))
-            if gained:
-                found.setdefault(uri, []).append(gained)
+        unsure: dict[LspClient, dict[str, list[Diag]]] = {}  # gained, but the untouched state is unknown
+        for client, answered in zip(clients, answers, strict=True):
+            for uri, got in answered.items():
+                if got is None:
+                    unconfirmed.append(uri)
+                    continue
+                pristine = self.pristine.get((client.config.name, uri))
+                gained = gained_errors(got, watch.asked[(client, uri)], pristine)
+                if gained and pristine is None and uri_to_path(uri) not in self.originals:
+                    unsure.setdefault(client, {})[uri] = got
+                elif gained:
+                    found.setdefault(uri, []).append(gained)
+        for client, pending in unsure.items():
+            for uri, judged in (await self._judge_unsure(client, watch, pending, until)).items():
+                if judged is None:
+                    unconfirmed.append(uri)
+                elif judged:
+                    found.setdefault(uri, []).append(judged)
         if watch.pushed:
-            moving = [c for c in watch.pushed if c.alive]
+            moving = [c for c in watch.pushed if c.alive and c.may_report_elsewhere(watch.touched)]
             await asyncio.gather(*(c.settle(SETTLE_QUIET_S, watch.since, until) for c in moving))
             for uri, diags in _published(watch.pushed).items():
                 if uri in watch.published_before and uri not in watch.touched:
@@ -184,9 +222,38 @@ class OtherFiles:
         ordered = sorted(found, key=lambda uri: order.get(uri, len(order)))
         return {uri: merge(found[uri]) for uri in ordered}, list(dict.fromkeys(unconfirmed))
 
-    async def _targets(self, changed: list[Changed], cross: list[LspClient], deadline: float) -> list[Path]:
-        """The files to check: users of the changed names, at most MAX_OTHER_FILES_CHECKED."""
+    async def _judge_unsure(
+        self, client: LspClient, watch: Watch, pending: dict[str, list[Diag]], until: float
+    ) -> dict[str, list[Diag] | None]:
+        """Errors gained by files whose picture in the untouched project is unknown (the first
+        chance to take it was missed): the server is shown the untouched project (the session's
+        changed files at their original texts), asked about them, then given the texts back. An
+        error there before the session changed anything is not gained; None: not known in time."""
+        restorable = {p: t for p, t in self.originals.items() if t is not None and _handles(client, p)}
+        now = {p: client.texts.get(p.as_uri()) for p in restorable}
+        for path, original in restorable.items():
+            _send(client, path, original)
+        try:
+            pictures = await _ask_in_turn(client, list(pending), until)
+        finally:
+            for path, current in now.items():
+                _send(client, path, current if current is not None else _disk_text(path))
+        out: dict[str, list[Diag] | None] = {}
+        for uri, got in pictures.items():
+            if got is None:
+                out[uri] = None
+                continue
+            pristine = self.pristine.setdefault((client.config.name, uri), error_keys(got))
+            out[uri] = gained_errors(pending[uri], watch.asked[(client, uri)], pristine)
+        return out
+
+    async def _targets(
+        self, changed: list[Changed], cross: list[LspClient], deadline: float
+    ) -> tuple[list[Path], bool]:
+        """The files that may use what changed (users of the changed names, best first), and
+        whether every search for them ended in time."""
         found: list[Path] = []
+        complete = True
         for change in changed:
             if change.old is not None and not change.regions:
                 continue  # nothing changed in it
@@ -195,20 +262,23 @@ class OtherFiles:
                 if change.old is not None
                 else ChangedNames(anything=True)
             )
-            if names.old and not names.anything:
-                found += await self._users(change.path, names.old, cross, deadline)
+            wanted = None if names.anything else names.names
             left = max(deadline - time.monotonic(), 0.01)
-            found += await importers_of(
-                change.path, self.workspace, self._rg_path(), None if names.anything else names.names, left
+            users, importers = await asyncio.gather(
+                self._users(change.path, names.old if wanted else [], cross, deadline),
+                importers_of(change.path, self.workspace, self._rg_path(), wanted, left),
             )
-        unique = [p for p in dict.fromkeys(found) if p.is_file()]
-        return unique[:MAX_OTHER_FILES_CHECKED]
+            found += users + (importers or [])
+            complete = complete and importers is not None
+        return [p for p in dict.fromkeys(found) if p.is_file()], complete
 
     async def _users(self, path: Path, places: list[NamePlace], cross: list[LspClient], deadline: float) -> list[Path]:
         """Files holding references to the changed definitions (the server's answer, on the old
         text; remembered per name for the session)."""
         from lsprotocol import types
 
+        if not places:
+            return []
         able = [
             c
             for c in cross
@@ -245,14 +315,58 @@ class OtherFiles:
         return [p for users in found for p in users]
 
 
-def unconfirmed_note(uris: list[str], display: Callable[[Path], str], waited: float) -> str:
-    """The note for other files whose picture (before or after) did not come in time."""
-    names = ", ".join(shown_path(display(uri_to_path(uri))) for uri in uris[:MAX_NAMED_UNCONFIRMED])
-    more = f" and {len(uris) - MAX_NAMED_UNCONFIRMED} more" if len(uris) > MAX_NAMED_UNCONFIRMED else ""
+async def _ask_in_turn(client: LspClient, uris: list[str], deadline: float) -> dict[str, list[Diag] | None]:
+    """``client``'s answer for each of ``uris``, asked one after the other until ``deadline`` (a
+    server checks one file at a time: questions sent together would only queue, and one still
+    being worked on delays the answers that matter more — the changed file's own, the next
+    call's). Answers already known for this state are free; a question is not asked when
+    the server's recent answers took longer than the time left, nor after one that ran out."""
+    out: dict[str, list[Diag] | None] = {}
+    out_of_time = False
+    for uri in uris:
+        known = client.fresh(uri) if client.can_ask else None
+        left = deadline - time.monotonic()
+        too_slow = client.ask_seconds is not None and client.ask_seconds > left
+        if known is not None or out_of_time or too_slow or left <= 0 or not client.can_ask:
+            out[uri] = known
+            continue
+        out[uri] = await client.ask(uri, left)
+        out_of_time = out[uri] is None
+    return out
+
+
+def unconfirmed_note(watch: Watch, uris: list[str], display: Callable[[Path], str], waited: float) -> str | None:
+    """The note for other files that use what changed and were not judged: no picture in time
+    (``uris``), beyond the number checked, or not found in time. None when all were judged."""
+    if not uris and not watch.beyond and watch.searched:
+        return None
+    named = [shown_path(display(uri_to_path(uri))) for uri in uris[:MAX_NAMED_UNCONFIRMED]]
+    unnamed = len(uris) - len(named) + watch.beyond
+    listing = ", ".join(named)
+    if unnamed:
+        listing += f" and {unnamed} more" if named else f"{unnamed} files"
+    if not watch.searched:
+        listing += ("; " if listing else "") + "the search for them did not end in time"
     return (
-        f"unconfirmed: files that use what changed were not all checked in time ({names}{more}; waited "
-        f"{waited:.0f} s): new errors there may be missing — view them or use the lsp tool"
+        f"unconfirmed: files that use what changed were not all checked ({listing}; waited {waited:.0f} s): "
+        "new errors there may be missing — view them or use the lsp tool"
     )
+
+
+def _send(client: LspClient, path: Path, text: str) -> None:
+    """Give ``client`` this text of ``path``. A file it does not have open is opened with what
+    the disk holds first: the server may have read that already, and the change from it to
+    ``text`` must count as a change (see ServerDocuments.state)."""
+    if path.as_uri() not in client.texts:
+        client.sync(path, _disk_text(path), language_id(client.config, path))
+    client.sync(path, text, language_id(client.config, path))
+
+
+def _disk_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def _handles(client: LspClient, path: Path) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .changes import Region, near_change
+from .changes import Region, closeness
 
 #: Diagnostics shown per file before "... and N more" (seed 2.8).
 MAX_PER_FILE = 20
@@ -63,13 +63,13 @@ def merge(results: Iterable[list[Diag] | None]) -> list[Diag]:
 
 
 def select(diags: Iterable[Diag], *, errors_only: bool, focus: Sequence[Region] = ()) -> list[Diag]:
-    """The diagnostics to show, in order: those on or near the ``focus`` (the lines a change just
-    touched) first, then by severity and place."""
+    """The diagnostics to show, in order: those on the ``focus`` (the lines a change just touched)
+    first, then those near it, then the rest; each group by severity and place."""
     chosen = [d for d in diags if not errors_only or d.severity == ERROR]
     regions = list(focus)
 
-    def order(d: Diag) -> tuple[bool, int, int, int]:
-        return (bool(regions) and not near_change(d.line, regions), d.severity, d.line, d.character)
+    def order(d: Diag) -> tuple[int, int, int, int]:
+        return (closeness(d.line, regions) if regions else 0, d.severity, d.line, d.character)
 
     return sorted(chosen, key=order)
 

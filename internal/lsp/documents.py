@@ -6,8 +6,10 @@ last sent come one of two ways:
 - **asked** (an answer that means this version): pull diagnostics (``textDocument/diagnostic``,
   offered statically, registered dynamically — basedpyright's way — or simply answered), else
   tsserver's own answer (tsserver.py). Every server is asked once; one that answers "method not
-  found" is never asked again and is listened to instead. An answer holds for the *generation*
-  it was asked in: any text sent to the server since (this file's or another's) makes it old.
+  found" is never asked again and is listened to instead. An answer holds for the *state* it
+  was asked in: the texts sent that differ from what each document was first opened with (the
+  disk's). Any other text sent since (this file's or another's) makes it old; opening a file
+  does not, nor a change that is undone.
 - **pushed** (``publishDiagnostics``), for servers that cannot be asked: a publish that names the
   version last sent, or — from a server that omits versions — one that arrived after the change
   was sent and was followed by quiet.
@@ -39,7 +41,7 @@ PULL_METHOD = "textDocument/diagnostic"
 #: The JSON-RPC error code of "method not found": a server that cannot be asked.
 METHOD_NOT_FOUND = -32601
 #: One ask (a pull, or tsserver's two requests) runs at most this long. A caller that waits less
-#: leaves it running: its answer serves the next call for the same generation.
+#: leaves it running: its answer serves the next call in the same state.
 ASK_TIMEOUT_S = 30.0
 #: A server known to stay silent when a clean file stays clean, with no way to confirm: after this
 #: much quiet the wait ends early, reported as "no errors reported, unconfirmed" (never "clean").
@@ -55,10 +57,10 @@ class Published:
 
 @dataclass(frozen=True)
 class Answer:
-    """A server's answer when asked for a document's diagnostics, and the generation asked in."""
+    """A server's answer when asked for a document's diagnostics, and the state asked in."""
 
     diagnostics: list[Diag]
-    generation: int
+    state: int
 
 
 class ServerDocuments(ServerConnection):
@@ -82,9 +84,14 @@ class ServerDocuments(ServerConnection):
         self.pull_registrations: set[str] = set()
         #: The server answered a pull with "method not found": it is listened to instead.
         self.pull_refused = False
-        #: Bumped whenever the server is sent a text: answers of an older generation are old.
-        self.generation = 0
+        #: What the server's documents say, as one number: the XOR over documents of their text's
+        #: hash against their first text's (0 while every document is as first opened).
+        self.state = 0
+        self._first_hash: dict[str, int] = {}
+        self._contribution: dict[str, int] = {}
         self.answers: dict[str, Answer] = {}
+        #: How long an ask has been taking lately (None: none answered yet).
+        self.ask_seconds: float | None = None
         self._asking: dict[str, tuple[int, asyncio.Future[list[Diag] | None]]] = {}
 
     @property
@@ -103,13 +110,13 @@ class ServerDocuments(ServerConnection):
         uri = path.as_uri()
         if uri not in self.versions:
             self.versions[uri] = 1
-            self._sent(uri)
+            self._sent(uri, text, opened=True)
             self._client.text_document_did_open(
                 types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, language_id, 1, text))
             )
         elif self.texts.get(uri) != text:
             self.versions[uri] += 1
-            self._sent(uri)
+            self._sent(uri, text, opened=False)
             self._client.text_document_did_change(
                 types.DidChangeTextDocumentParams(
                     types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
@@ -120,18 +127,27 @@ class ServerDocuments(ServerConnection):
         self.texts[uri] = text
         return self.versions[uri]
 
-    def _sent(self, uri: str) -> None:
+    def _sent(self, uri: str, text: str, *, opened: bool) -> None:
         self.synced_at[uri] = time.monotonic()
-        self.generation += 1
-        for _generation, task in self._asking.values():  # questions about a state that is gone
-            task.cancel()
+        digest = hash((uri, text))
+        if opened:  # what the server would read from disk anyway: the state stays
+            self._first_hash[uri] = digest
+            self._contribution[uri] = 0
+            return
+        contribution = digest ^ self._first_hash[uri]
+        state = self.state ^ self._contribution[uri] ^ contribution
+        self._contribution[uri] = contribution
+        if state != self.state:
+            self.state = state
+            for _state, task in self._asking.values():  # questions about a state that is gone
+                task.cancel()
 
     def fresh(self, uri: str) -> list[Diag] | None:
         """Diagnostics known to be for the text last sent (None: none yet): the answer asked in
-        this generation, or — from a server that cannot be asked — a publish for this version."""
+        this state, or — from a server that cannot be asked — a publish for this version."""
         if self.can_ask:
             answer = self.answers.get(uri)
-            return answer.diagnostics if answer is not None and answer.generation == self.generation else None
+            return answer.diagnostics if answer is not None and answer.state == self.state else None
         got = self._published_since_sync(uri)
         return got.diagnostics if got is not None else None
 
@@ -146,41 +162,44 @@ class ServerDocuments(ServerConnection):
     # --- asked --------------------------------------------------------------------------------
 
     async def ask(self, uri: str, timeout: float) -> list[Diag] | None:
-        """The server's answer for ``uri`` in this generation, waiting at most ``timeout``: None
-        when it has not come yet (the ask goes on for the next call) or the server cannot be
-        asked (then :attr:`can_ask` is False). One ask per document and generation; an ask of an
-        older generation is cancelled."""
+        """The server's answer for ``uri`` in this state, waiting at most ``timeout``: None when
+        it has not come yet (the ask goes on for the next call) or the server cannot be asked
+        (then :attr:`can_ask` is False). One ask per document and state; an ask about a state
+        that is gone is cancelled."""
         if not self.can_ask:
             return None
-        generation = self.generation
+        state = self.state
         answer = self.answers.get(uri)
-        if answer is not None and answer.generation == generation:
+        if answer is not None and answer.state == state:
             return answer.diagnostics
         running = self._asking.get(uri)
-        if running is not None and running[0] == generation:
+        if running is not None and running[0] == state and not running[1].done():
             task = running[1]
         else:
             if running is not None:
                 running[1].cancel()
-            task = asyncio.ensure_future(self._fetch(uri, generation))
-            self._asking[uri] = (generation, task)
+            task = asyncio.ensure_future(self._fetch(uri, state))
+            self._asking[uri] = (state, task)
         done, _ = await asyncio.wait({task}, timeout=max(timeout, 0.001))
         if not done or task.cancelled():
             return None
         return task.result()
 
-    async def _fetch(self, uri: str, generation: int) -> list[Diag] | None:
+    async def _fetch(self, uri: str, state: int) -> list[Diag] | None:
         text = self.texts.get(uri, "")
+        began = time.monotonic()
         try:
             found = await self._pull(uri, text) if not self.pull_refused else None
             if found is None and self.pull_refused and self.tsserver_confirms:
                 found = await tsserver_diagnostics(self, uri, text, ASK_TIMEOUT_S)
         finally:
-            if self._asking.get(uri, (None,))[0] == generation:
+            if self._asking.get(uri, (None,))[0] == state:
                 del self._asking[uri]
         if found is not None:
-            self.answers[uri] = Answer(found, generation)
+            self.answers[uri] = Answer(found, state)
             self._answered = True
+            took = time.monotonic() - began
+            self.ask_seconds = took if self.ask_seconds is None else (self.ask_seconds + took) / 2
         return found
 
     async def _pull(self, uri: str, text: str) -> list[Diag] | None:
@@ -239,7 +258,7 @@ class ServerDocuments(ServerConnection):
         """Diagnostics for the text of ``uri`` last sent, within ``cap_s``.
 
         Returns (diagnostics, status): "confirmed" when the server answered for this version (an
-        answer asked in this generation, a versioned publish, or a version-less publish after
+        answer asked in this state, a versioned publish, or a version-less publish after
         the change followed by ``quiet_s`` of quiet); "quiet" when a server that says nothing for
         a file that stays clean said nothing for CLEAN_QUIET_S after the file's last publish was
         empty (likely clean, not confirmed); "none" when nothing came within the cap.
@@ -306,7 +325,7 @@ class ServerDocuments(ServerConnection):
                     await asyncio.wait_for(self._changed.wait(), min(quiet_s - quiet_for, until - now))
 
     async def kill(self) -> None:
-        for _generation, task in list(self._asking.values()):
+        for _state, task in list(self._asking.values()):
             task.cancel()
         self._asking.clear()
         await super().kill()

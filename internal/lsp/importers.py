@@ -66,9 +66,9 @@ def go_import_path(directory: Path, workspace: Path) -> str | None:
 
 async def importers_of(
     path: Path, workspace: Path, rg_path: str | None, names: Iterable[str] | None, timeout: float
-) -> list[Path]:
+) -> list[Path] | None:
     """Files that import ``path`` and — unless ``names`` is None — name one of ``names`` as a word,
-    sorted by path; [] when none are found within ``timeout`` (best effort)."""
+    sorted by path; None when the search failed or did not end within ``timeout``."""
     import asyncio
 
     from ..cancel import CancelToken
@@ -90,7 +90,7 @@ async def importers_of(
                 query = SearchQuery(workspace, words, mode="files_with_matches", files=tuple(files))
                 named = await search(query, rg=rg, limit=len(files), cancel=CancelToken())
                 files = sorted(set(named.files))
-    except Exception as exc:  # best effort: an importer we miss is only unreported
+    except Exception as exc:
         log.info("looking for importers of %s failed: %s", path, exc)
-        return []
+        return None
     return [Path(f) if Path(f).is_absolute() else workspace / f for f in files]

@@ -83,6 +83,9 @@ MAX_IMPORTERS_SEARCHED = 50
 FINISH_MARGIN_S = 0.1
 #: Old texts kept from commits until their change is diagnosed, at most (the oldest go first).
 MAX_KEPT_OLD_TEXTS = 64
+#: Files whose text before the session's first change to them is kept (the untouched project
+#: that other files' errors are measured against); later ones are not kept.
+MAX_KEPT_ORIGINALS = 500
 
 #: lsp tool operations whose answers lie in other files.
 SEARCHES_IMPORTERS = frozenset({"references", "rename", "incoming_calls", "implementation"})
@@ -97,21 +100,27 @@ class LspManager(ServerSupervisor):
         self._importers_opened: set[str] = set()
         #: (server instance, uri) whose last wait ran out: what comes later is "late".
         self._awaiting: set[tuple[str, str]] = set()
-        self.others = OtherFiles(workspace, lambda: self.config.rg_path)
-        #: Each file's text before the session's last commit to it (the commit hook sends it).
-        self._old_texts: dict[Path, str] = {}
+        #: Each file's text before and after the session's last commit to it (the commit hook).
+        self._old_texts: dict[Path, tuple[str, str]] = {}
+        #: Each file the session changed, as it was before the first change (None: created).
+        self._originals: dict[Path, str | None] = {}
+        self.others = OtherFiles(workspace, lambda: self.config.rg_path, self._originals)
         #: The text the session's last change left in a file, and the lines it touched.
         self._last_change: dict[Path, tuple[str, list[Region]]] = {}
 
-    def remember_old_texts(self, old: Mapping[Path, bytes | None]) -> None:
-        """The contents files had before a commit (None: the file is new), for the picture of
-        other files before the change. May be called from the committing thread."""
-        for path, data in old.items():
-            if data is None or not self.servers_for(path):
-                self._old_texts.pop(path, None)
-                continue
+    def remember_old_texts(self, changes: Mapping[Path, tuple[bytes | None, bytes]]) -> None:
+        """Each written file's content before a commit (None: the file is new) and after: the old
+        text is what other files are pictured with before the change, as long as the file still
+        holds the new one when the change is diagnosed. May be called from the committing thread."""
+        for path, (old, new) in changes.items():
             self._old_texts.pop(path, None)  # re-inserted last: the newest is kept longest
-            self._old_texts[path] = data.decode("utf-8", errors="replace")
+            if not self.servers_for(path):
+                continue
+            if path not in self._originals and len(self._originals) < MAX_KEPT_ORIGINALS:
+                self._originals[path] = _as_read(old) if old is not None else None
+            if old is None:
+                continue
+            self._old_texts[path] = (_as_read(old), _as_read(new))
             while len(self._old_texts) > MAX_KEPT_OLD_TEXTS:
                 self._old_texts.pop(next(iter(self._old_texts)), None)
 
@@ -270,8 +279,9 @@ class LspManager(ServerSupervisor):
             others_by = time.monotonic() + OTHER_FILES_WAIT_S - FINISH_MARGIN_S
             gained, unconfirmed = await self.others.after(watch, others_by)
             others = {self._display(uri_to_path(uri)): diags for uri, diags in gained.items()}
-            if unconfirmed:
-                notes.append(unconfirmed_note(unconfirmed, self._display, time.monotonic() - began))
+            note = unconfirmed_note(watch, unconfirmed, self._display, time.monotonic() - began)
+            if note is not None:
+                notes.append(note)
         report = format_report(reports, others, errors_only=True, context="change", focus=focus,
                                other_files=other_files)  # fmt: skip
         return with_notes(report, notes)
@@ -283,7 +293,8 @@ class LspManager(ServerSupervisor):
             new = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             return None
-        old = self._old_texts.pop(path, None)
+        committed = self._old_texts.pop(path, None)
+        old = committed[0] if committed is not None and committed[1] == new else None
         if old is None:
             sent = [c.texts[path.as_uri()] for c in self.clients.values() if path.as_uri() in c.texts]
             old = sent[0] if sent else None
@@ -319,7 +330,8 @@ class LspManager(ServerSupervisor):
         if key in self._importers_opened:
             return
         self._importers_opened.add(key)
-        importers = await importers_of(path, self.workspace, self.config.rg_path, None, deadline - time.monotonic())
+        found = await importers_of(path, self.workspace, self.config.rg_path, None, deadline - time.monotonic())
+        importers = found or []  # best effort: a use the server then misses is listed by no one
         opened = []
         for importer in importers[:MAX_IMPORTERS_SEARCHED]:
             if importer.suffix.lower() not in config.extensions or importer.as_uri() in client.texts:
@@ -353,6 +365,12 @@ class LspManager(ServerSupervisor):
         # Servers started again later (a session's idle stop, then a call) know nothing of these.
         self._importers_opened.clear()
         self._awaiting.clear()
+
+
+def _as_read(data: bytes) -> str:
+    """``data`` as ``Path.read_text(encoding="utf-8", errors="replace")`` reads it (line ends
+    translated), which is how the servers are sent a file."""
+    return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
 
 
 if TYPE_CHECKING:  # the seams, checked by mypy: LspManager offers what the lsp tool and the session ask
