@@ -88,8 +88,10 @@ class Watch:
     targets: list[str] = field(default_factory=list)
     touched: set[str] = field(default_factory=set)
     asked: dict[tuple[LspClient, str], ErrorKeys] = field(default_factory=dict)
-    pushed: list[LspClient] = field(default_factory=list)
-    published_before: dict[str, ErrorKeys] = field(default_factory=dict)
+    #: The servers that check across files; those that cannot be asked are listened to.
+    cross: list[LspClient] = field(default_factory=list)
+    #: Before the change, by server: what it had published for each file.
+    published_before: dict[LspClient, dict[str, ErrorKeys]] = field(default_factory=dict)
     unjudged: list[str] = field(default_factory=list)
     #: Candidates beyond MAX_OTHER_FILES_CHECKED, never checked.
     beyond: int = 0
@@ -108,7 +110,7 @@ class OtherFiles:
         self.workspace = workspace
         self._rg_path = rg_path
         self.originals = originals
-        #: By (server name, or "" for what push servers published; URI).
+        #: By (server name — "NAME published" for what a server that cannot be asked published —, URI).
         self.pristine: dict[tuple[str, str], ErrorKeys] = {}
         self._references: dict[tuple[str, str], list[Path]] = {}
 
@@ -128,8 +130,8 @@ class OtherFiles:
         self._references.clear()
 
     async def before(self, changed: list[Changed], clients: list[LspClient], deadline: float) -> Watch:
-        watch = Watch(touched={c.path.as_uri() for c in changed})
         cross = [c for c in dict.fromkeys(clients) if not c.config.per_file and c.alive]
+        watch = Watch(touched={c.path.as_uri() for c in changed}, cross=cross)
         if not cross:
             return watch
         for client in cross:
@@ -156,14 +158,16 @@ class OtherFiles:
                     client.sync(target, text, language_id(client.config, target))
                     opened.append((client, target.as_uri()))
         await self._picture_asked(watch, cross, targets, deadline)
-        watch.pushed = [c for c in cross if not c.can_ask]
-        if watch.pushed:
-            pending = [(c, uri) for c, uri in opened if c in watch.pushed]
-            await asyncio.gather(*(client.first_publish(uri, deadline) for client, uri in pending))
-            watch.published_before = {uri: error_keys(d) for uri, d in _published(watch.pushed).items()}
-            if all(self._untouched(c) for c in watch.pushed):
-                for uri, keys in watch.published_before.items():
-                    self.pristine.setdefault(("", uri), keys)
+        pushing = [c for c in cross if not c.can_ask]
+        pending = [(c, uri) for c, uri in opened if c in pushing]
+        await asyncio.gather(*(client.first_publish(uri, deadline) for client, uri in pending))
+        # Kept for every server: one not asked yet may turn out to answer "method not found".
+        for client in cross:
+            before = {uri: error_keys(p.diagnostics) for uri, p in client.published.items()}
+            watch.published_before[client] = before
+            if self._untouched(client):
+                for uri, keys in before.items():
+                    self.pristine.setdefault((f"{client.config.name} published", uri), keys)
         return watch
 
     async def _picture_asked(self, watch: Watch, cross: list[LspClient], targets: list[Path], deadline: float) -> None:
@@ -210,12 +214,15 @@ class OtherFiles:
                     unconfirmed.append(uri)
                 elif judged:
                     found.setdefault(uri, []).append(judged)
-        if watch.pushed:
-            moving = [c for c in watch.pushed if c.alive and c.may_report_elsewhere(watch.touched)]
-            await asyncio.gather(*(c.settle(SETTLE_QUIET_S, watch.since, until) for c in moving))
-            for uri, diags in _published(watch.pushed).items():
-                if uri in watch.published_before and uri not in watch.touched:
-                    gained = gained_errors(diags, watch.published_before[uri], self.pristine.get(("", uri)))
+        pushing = [c for c in watch.cross if not c.can_ask and c.alive]
+        moving = [c for c in pushing if c.may_report_elsewhere(watch.touched)]
+        await asyncio.gather(*(c.settle(SETTLE_QUIET_S, watch.since, until) for c in moving))
+        for client in pushing:
+            before = watch.published_before.get(client, {})
+            for uri, published in client.published.items():
+                if uri in before and uri not in watch.touched:
+                    pristine = self.pristine.get((f"{client.config.name} published", uri))
+                    gained = gained_errors(published.diagnostics, before[uri], pristine)
                     if gained:
                         found.setdefault(uri, []).append(gained)
         order = {uri: i for i, uri in enumerate(watch.targets)}
@@ -375,11 +382,3 @@ def _handles(client: LspClient, path: Path) -> bool:
 
 def _inside(path: Path, workspace: Path) -> bool:
     return path == workspace or workspace in path.parents
-
-
-def _published(clients: list[LspClient]) -> dict[str, list[Diag]]:
-    merged: dict[str, list[list[Diag]]] = {}
-    for client in clients:
-        for uri, published in client.published.items():
-            merged.setdefault(uri, []).append(published.diagnostics)
-    return {uri: merge(lists) for uri, lists in merged.items()}
