@@ -32,13 +32,14 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agent_toolsmith.config import Config
 from agent_toolsmith.session import Session
 
 ROOT = Path(__file__).resolve().parents[1]
+TS_SERVER = ROOT / ".lsp-servers" / "node_modules" / ".bin" / "typescript-language-server"
 ONLY_BASEDPYRIGHT = {name: {"disabled": True} for name in ("pyright", "pylsp", "ruff")}
 BREAK_LINE = '_toolsmith_break: int = "x"\n'
 BREAK_MESSAGE = 'is not assignable to declared type "int"'
@@ -103,7 +104,7 @@ def judge(tally: Tally, case: Breaking, broke: str, reverted: str, seconds: floa
         tally.silent_cases.append(f"{case.path}: {case.old.strip()[:40]!r}\n{broke}")
     tally.seconds.append(seconds)
     if case.own_line is not None and any(
-        line.startswith(f"Error: {case.path}:{case.own_line}:") and BREAK_MESSAGE in line
+        line.startswith(f"Error: {case.path}:{case.own_line}:") and (BREAK_MESSAGE in line or TS_BREAK_MESSAGE in line)
         for line in reverted.splitlines()
     ):
         tally.stale_fixes += 1
@@ -190,8 +191,6 @@ def cpu_load(on: bool) -> Iterator[None]:
 async def worst_times(root: Path, paths: list[str], config: Config) -> dict[str, float]:
     """The slowest view that starts the servers (a fresh session per path), view with them
     running, and lsp diagnostics operation right after a change, over ``paths``."""
-    from dataclasses import replace
-
     worst = {"start": 0.0, "view": 0.0, "diagnostics": 0.0}
     for path, other in zip(paths, [*paths[1:], paths[0]], strict=True):
         session = Session(root, config=replace(config, lsp_on_view=True))
@@ -215,8 +214,8 @@ async def worst_times(root: Path, paths: list[str], config: Config) -> dict[str,
 # --- the edits -----------------------------------------------------------------------------------
 
 
-def own_break(root: Path, path: Path) -> Breaking | None:
-    """A type error appended at the end of ``path`` (after its last line, kept unique)."""
+def own_break(root: Path, path: Path, line: str = BREAK_LINE) -> Breaking | None:
+    """A type error (``line``) appended at the end of ``path`` (after its last line, kept unique)."""
     text = path.read_text(encoding="utf-8")
     if not text.endswith("\n"):
         return None
@@ -224,7 +223,7 @@ def own_break(root: Path, path: Path) -> Breaking | None:
     for size in range(1, min(len(lines), 6) + 1):
         tail = "\n".join(lines[-size:]) + "\n"
         if tail.strip() and text.count(tail) == 1:
-            return Breaking(str(path.relative_to(root)), tail, tail + BREAK_LINE, own_line=len(lines) + 1)
+            return Breaking(str(path.relative_to(root)), tail, tail + line, own_line=len(lines) + 1)
     return None
 
 
@@ -258,11 +257,42 @@ def derived_breaks(root: Path, package: str, own: int, importers: int) -> list[B
     largest = max(modules, key=lambda p: p.stat().st_size)  # the most old errors (Django: sql/query.py)
     spread = [largest, *(p for p in modules[::step] if p != largest)]
     owns = [b for b in (own_break(root, p) for p in spread) if b is not None][:own]
-    renames = importer_breaks(root, package, importers)
+    return _interleaved(owns, importer_breaks(root, package, importers))
+
+
+def _interleaved(first: list[Breaking], second: list[Breaking]) -> list[Breaking]:
     out = []
-    for i in range(max(len(owns), len(renames))):
-        out += owns[i : i + 1] + renames[i : i + 1]
+    for i in range(max(len(first), len(second))):
+        out += first[i : i + 1] + second[i : i + 1]
     return out
+
+
+TS_BREAK_LINE = 'export const toolsmithBreak: number = "x";\n'
+TS_BREAK_MESSAGE = "is not assignable to type 'number'"
+
+
+def ts_breaks(root: Path, own: int, importers: int) -> list[Breaking]:
+    """A TypeScript monorepo (vuejs/core's shape): ``own`` type errors appended to packages'
+    sources, and ``importers`` renames of functions that ``packages/shared`` exports and other
+    packages import from ``@vue/shared``."""
+    sources = sorted(p for p in root.glob("packages/*/src/**/*.ts") if not p.name.endswith(".d.ts"))
+    large = [p for p in sources if p.stat().st_size > 3000]
+    spread = large[:: max(len(large) // max(own, 1), 1)]
+    owns = [b for b in (own_break(root, p, TS_BREAK_LINE) for p in spread) if b is not None][:own]
+    texts = {p: p.read_text(encoding="utf-8", errors="replace") for p in sources}
+    renames = []
+    for module in sorted(root.glob("packages/shared/src/*.ts")):
+        for name in re.findall(r"^export function (\w+)\(", texts.get(module, ""), re.MULTILINE):
+            users = [
+                p for p, t in texts.items()
+                if "packages/shared/" not in str(p) and "'@vue/shared'" in t and re.search(rf"\b{name}\b", t)
+            ]  # fmt: skip
+            if 1 <= len(users) <= 40 and texts[module].count(f"function {name}(") == 1:
+                rel = tuple(str(u.relative_to(root)) for u in users)
+                renames.append(Breaking(str(module.relative_to(root)), f"function {name}(", f"function {name}Gone(",
+                                        importers=rel))  # fmt: skip
+    renames.sort(key=lambda b: (-len(b.importers), b.path, b.old))
+    return _interleaved(owns, renames[:importers])
 
 
 def _modules(package: Path) -> list[Path]:
@@ -332,19 +362,26 @@ def generated_breaks(root: Path, count: int) -> list[Breaking]:
 
 async def main(argv: list[str]) -> int:
     root, package = Path(argv[0]).resolve(), argv[1]
-    cases = derived_breaks(root, package, own=16, importers=16)
+    if "--ts" in argv:
+        cases = ts_breaks(root, own=16, importers=16)
+        servers: dict[str, dict[str, object]] = {"typescript": {"command": [str(TS_SERVER), "--stdio"]}}
+    else:
+        cases = derived_breaks(root, package, own=16, importers=16)
+        servers = {name: {"disabled": True} for name in ONLY_BASEDPYRIGHT}
     print(f"{len(cases)} breaking edits in {root} ({sum(c.own_line is not None for c in cases)} own-file)")
-    config = Config(lsp_servers=ONLY_BASEDPYRIGHT)
+    config = Config(lsp_servers=servers)
     with cpu_load("--load" in argv):
         if "--cli" in argv:
             (root / ".toolsmith").mkdir(exist_ok=True)
             (root / ".toolsmith" / "config.toml").write_text(
-                "".join(f"[lsp.servers.{name}]\ndisabled = true\n" for name in ONLY_BASEDPYRIGHT)
-            )
+                "".join(f"[lsp.servers.{name}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in spec.items())
+                        for name, spec in servers.items())
+            )  # fmt: skip
             tally = cli_batch_run(root, cases, root / ".toolsmith" / "state")
             label = "CLI --batch"
         else:
-            tally, _ = await api_run(root, cases, cold="--cold" in argv, config=config)
+            cold = "--cold" in argv  # then the edit starts the servers, as in the CLI
+            tally, _ = await api_run(root, cases, cold=cold, config=replace(config, lsp_on_view=not cold))
             label = "API " + ("cold" if "--cold" in argv else "warm")
     print(f"{label}{' under load' if '--load' in argv else ''}: {tally.summary()}")
     seconds = sorted(tally.seconds)

@@ -115,9 +115,12 @@ class OtherFiles:
         self._references: dict[tuple[str, str], list[Path]] = {}
 
     def _untouched(self, client: LspClient) -> bool:
-        """Whether ``client`` sees the project as it was before the session changed anything."""
+        """Whether ``client`` sees the project as it was before the session changed anything (the
+        files it created aside: nothing old can have depended on them)."""
         return all(
-            client.texts.get(path.as_uri()) == text for path, text in self.originals.items() if _handles(client, path)
+            client.texts.get(path.as_uri()) == text
+            for path, text in self.originals.items()
+            if text is not None and _handles(client, path)
         )
 
     def forget(self, uri: str) -> None:
