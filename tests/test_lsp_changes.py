@@ -132,3 +132,25 @@ def test_importers_that_name_what_changed(tmp_path: Path) -> None:
     assert found == [tmp_path / "a.py", tmp_path / "c.py"]
     everyone = asyncio.run(importers_of(tmp_path / "util.py", tmp_path, None, None, 30))
     assert everyone == [tmp_path / "a.py", tmp_path / "b.py", tmp_path / "c.py"]
+
+
+def test_importers_through_a_barrel_and_a_package_name(tmp_path: Path) -> None:
+    shared = tmp_path / "packages" / "shared"
+    (shared / "src").mkdir(parents=True)
+    (shared / "package.json").write_text('{"name": "@demo/shared", "main": "src/index.ts"}\n')
+    (shared / "src" / "general.ts").write_text("export function camelize(s: string): string { return s; }\n")
+    (shared / "src" / "index.ts").write_text("export * from './general'\n")
+    core = tmp_path / "packages" / "core" / "src"
+    core.mkdir(parents=True)
+    (core / "a.ts").write_text("import { camelize } from '@demo/shared'\n\ncamelize('x')\n")
+    (core / "b.ts").write_text("import { other } from '@demo/shared'\n")
+    (core / "c.ts").write_text("import { camelize } from '@demo/shared-extra'\n")
+    found = asyncio.run(importers_of(shared / "src" / "general.ts", tmp_path, None, {"camelize"}, 30))
+    assert found == [core / "a.ts"]
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "text.py").write_text("def capfirst(x): ...\n")
+    (package / "__init__.py").write_text("from .text import capfirst\n")
+    (tmp_path / "user.py").write_text("from pkg import capfirst\n")
+    found = asyncio.run(importers_of(package / "text.py", tmp_path, None, {"capfirst"}, 30))
+    assert found == [package / "__init__.py", tmp_path / "user.py"]

@@ -119,7 +119,7 @@ class OtherFiles:
         files it created aside: nothing old can have depended on them)."""
         return all(
             client.texts.get(path.as_uri()) == text
-            for path, text in self.originals.items()
+            for path, text in list(self.originals.items())  # a snapshot: commits add to it from their thread
             if text is not None and _handles(client, path)
         )
 
@@ -239,7 +239,7 @@ class OtherFiles:
         chance to take it was missed): the server is shown the untouched project (the session's
         changed files at their original texts), asked about them, then given the texts back. An
         error there before the session changed anything is not gained; None: not known in time."""
-        restorable = {p: t for p, t in self.originals.items() if t is not None and _handles(client, p)}
+        restorable = {p: t for p, t in list(self.originals.items()) if t is not None and _handles(client, p)}
         now = {p: client.texts.get(p.as_uri()) for p in restorable}
         for path, original in restorable.items():
             _send(client, path, original)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -259,21 +259,7 @@ class LspManager(ServerSupervisor):
             *(self._judge(c.path, c.new, clients, notes, own_by, True, WAIT_CAP_S)
               for c, (clients, notes) in zip(changes, found, strict=True) if clients)
         )  # fmt: skip
-        reports: dict[str, list[Diag]] = {}
-        focus: dict[str, list[Region]] = {}
-        notes: list[str] = []
-        late = False
-        judged = iter(outcomes)
-        for change, (clients, start_notes) in zip(changes, found, strict=True):
-            if not clients:
-                notes += [n for n in start_notes if n not in notes]
-                continue
-            outcome = next(judged)
-            name = self._display(change.path)
-            reports[name] = outcome.diags or []
-            focus[name] = change.regions
-            late = late or outcome.late
-            notes += [n for n in truth_notes(name, outcome) if n not in notes]
+        reports, focus, notes = self._own_reports(changes, found, iter(outcomes))
         others: dict[str, list[Diag]] = {}
         if watch is not None:
             others_by = time.monotonic() + OTHER_FILES_WAIT_S - FINISH_MARGIN_S
@@ -285,6 +271,27 @@ class LspManager(ServerSupervisor):
         report = format_report(reports, others, errors_only=True, context="change", focus=focus,
                                other_files=other_files)  # fmt: skip
         return with_notes(report, notes)
+
+    def _own_reports(
+        self,
+        changes: list[Changed],
+        found: list[tuple[list[tuple[LspClient, ServerConfig]], list[str]]],
+        outcomes: Iterator[Outcome],
+    ) -> tuple[dict[str, list[Diag]], dict[str, list[Region]], list[str]]:
+        """The changed files' errors and changed lines by display name, and the notes (each once)."""
+        reports: dict[str, list[Diag]] = {}
+        focus: dict[str, list[Region]] = {}
+        notes: list[str] = []
+        for change, (clients, start_notes) in zip(changes, found, strict=True):
+            if not clients:
+                notes += [n for n in start_notes if n not in notes]
+                continue
+            outcome = next(outcomes)
+            name = self._display(change.path)
+            reports[name] = outcome.diags or []
+            focus[name] = change.regions
+            notes += [n for n in truth_notes(name, outcome) if n not in notes]
+        return reports, focus, notes
 
     def _changed(self, path: Path) -> Changed | None:
         """The change to ``path``: its text now, and before (the commit's record, else the text
