@@ -179,9 +179,13 @@ class ServerDocuments(ServerConnection):
             if running is not None:
                 running[1].cancel()
             task = asyncio.ensure_future(self._fetch(uri, state))
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())  # retrieved: a late failure is not news
             self._asking[uri] = (state, task)
         done, _ = await asyncio.wait({task}, timeout=max(timeout, 0.001))
         if not done or task.cancelled():
+            return None
+        if task.exception() is not None:  # the connection broke under it: no answer, never a crash
+            log.info("%s: asking about %s failed: %r", self.config.name, uri, task.exception())
             return None
         return task.result()
 
