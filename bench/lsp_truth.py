@@ -70,12 +70,14 @@ class Tally:
     blamed_reverts: int = 0
     seconds: list[float] = field(default_factory=list)
     silent_cases: list[str] = field(default_factory=list)
+    blamed_cases: list[str] = field(default_factory=list)
 
     def add(self, other: Tally) -> None:
         for name in ("reported", "unconfirmed", "silent", "stale_fixes", "blamed_reverts"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.seconds += other.seconds
         self.silent_cases += other.silent_cases
+        self.blamed_cases += other.blamed_cases
 
     def summary(self) -> str:
         total = self.reported + self.unconfirmed + self.silent
@@ -110,6 +112,7 @@ def judge(tally: Tally, case: Breaking, broke: str, reverted: str, seconds: floa
         tally.stale_fixes += 1
     if "<project_diagnostics>" in reverted:
         tally.blamed_reverts += 1
+        tally.blamed_cases.append(f"{case.path}: {case.old.strip()[:40]!r} reverted\n{reverted}")
 
 
 # --- running the edits ------------------------------------------------------------------------------
@@ -389,6 +392,8 @@ async def main(argv: list[str]) -> int:
     print(f"edit seconds: median {seconds[len(seconds) // 2]:.2f}, max {seconds[-1]:.2f}")
     for case in tally.silent_cases:
         print("SILENT:", case)
+    for case in tally.blamed_cases:
+        print("BLAMED:", case)
     return 1 if tally.silent else 0
 
 

@@ -123,10 +123,12 @@ class OtherFiles:
             if text is not None and _handles(client, path)
         )
 
-    def forget(self, uri: str) -> None:
-        """The session changed this file itself: its old state is no measure any more."""
-        for key in [k for k in self.pristine if k[1] == uri]:
-            del self.pristine[key]
+    def _at_original(self, client: LspClient, uri: str) -> bool:
+        """Whether ``client`` has the file as it was in the untouched project (one the session
+        changed counts only while its text is back to what it was): only then does the file's
+        untouched picture measure its errors."""
+        path = uri_to_path(uri)
+        return path not in self.originals or client.texts.get(uri) == self.originals[path]
 
     def clear(self) -> None:
         self.pristine.clear()
@@ -205,9 +207,10 @@ class OtherFiles:
                 if got is None:
                     unconfirmed.append(uri)
                     continue
-                pristine = self.pristine.get((client.config.name, uri))
+                at_original = self._at_original(client, uri)
+                pristine = self.pristine.get((client.config.name, uri)) if at_original else None
                 gained = gained_errors(got, watch.asked[(client, uri)], pristine)
-                if gained and pristine is None and uri_to_path(uri) not in self.originals:
+                if gained and pristine is None and at_original:
                     unsure.setdefault(client, {})[uri] = got
                 elif gained:
                     found.setdefault(uri, []).append(gained)
@@ -224,7 +227,8 @@ class OtherFiles:
             before = watch.published_before.get(client, {})
             for uri, published in client.published.items():
                 if uri in before and uri not in watch.touched:
-                    pristine = self.pristine.get((f"{client.config.name} published", uri))
+                    untouched = self._at_original(client, uri)
+                    pristine = self.pristine.get((f"{client.config.name} published", uri)) if untouched else None
                     gained = gained_errors(published.diagnostics, before[uri], pristine)
                     if gained:
                         found.setdefault(uri, []).append(gained)

@@ -241,7 +241,6 @@ class LspManager(ServerSupervisor):
         found = await asyncio.gather(*(self.clients_for(c.path, budget=start_by - time.monotonic()) for c in changes))
         starting = time.monotonic() - began
         for change in changes:
-            self.others.forget(change.path.as_uri())
             self._last_change[change.path] = (change.new, change.regions)
         running = [client for clients, _ in found for client, _config in clients]
         watch = None
