@@ -278,6 +278,11 @@ class ServerConnection:
             os.killpg(process.pid, signal.SIGKILL)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(process.wait(), SHUTDOWN_TIMEOUT_S)
+        # Closed now, while the loop runs: a killed process not reaped yet (a loaded machine) would
+        # otherwise close its pipes when collected, after the loop is gone ("Event loop is closed").
+        transport = getattr(process, "_transport", None)
+        if transport is not None:
+            transport.close()
         if client is not None:
             client._stop_event.set()
             for task in client._async_tasks:
