@@ -123,6 +123,20 @@ class OtherFiles:
             if text is not None and _handles(client, path)
         )
 
+    def _reverted(self, client: LspClient) -> bool:
+        """Whether the session's changes are all undone for ``client``: every changed file back
+        at its original text, every created one gone. Then nothing another file shows is new."""
+        created = [path for path, text in list(self.originals.items()) if text is None]
+        return self._untouched(client) and not any(path.exists() for path in created)
+
+    def _seen_untouched(self, key: tuple[str, str], keys: ErrorKeys) -> ErrorKeys:
+        """A picture taken while the server saw the untouched project. Every such picture is
+        kept (the most of each error any of them had): a server may answer the same texts
+        differently depending on what it checked before (basedpyright's inferred types in
+        Django's circular imports), and an error the untouched project showed once is old."""
+        self.pristine[key] = self.pristine.get(key, Counter()) | keys
+        return self.pristine[key]
+
     def _at_original(self, client: LspClient, uri: str) -> bool:
         """Whether ``client`` has the file as it was in the untouched project (one the session
         changed counts only while its text is back to what it was): only then does the file's
@@ -172,7 +186,7 @@ class OtherFiles:
             watch.published_before[client] = before
             if self._untouched(client):
                 for uri, keys in before.items():
-                    self.pristine.setdefault((f"{client.config.name} published", uri), keys)
+                    self._seen_untouched((f"{client.config.name} published", uri), keys)
         return watch
 
     async def _picture_asked(self, watch: Watch, cross: list[LspClient], targets: list[Path], deadline: float) -> None:
@@ -187,7 +201,7 @@ class OtherFiles:
                     keys = error_keys(got)
                     watch.asked[(client, uri)] = keys
                     if untouched:
-                        self.pristine.setdefault((client.config.name, uri), keys)
+                        self._seen_untouched((client.config.name, uri), keys)
                 elif client.can_ask and uri not in watch.unjudged:
                     watch.unjudged.append(uri)
 
@@ -203,9 +217,13 @@ class OtherFiles:
         unconfirmed = list(watch.unjudged)
         unsure: dict[LspClient, dict[str, list[Diag]]] = {}  # gained, but the untouched state is unknown
         for client, answered in zip(clients, answers, strict=True):
+            reverted = self._reverted(client)  # a full revert: nothing can be new
             for uri, got in answered.items():
                 if got is None:
                     unconfirmed.append(uri)
+                    continue
+                if reverted:
+                    self._seen_untouched((client.config.name, uri), error_keys(got))
                     continue
                 at_original = self._at_original(client, uri)
                 pristine = self.pristine.get((client.config.name, uri)) if at_original else None
@@ -223,7 +241,7 @@ class OtherFiles:
         pushing = [c for c in watch.cross if not c.can_ask and c.alive]
         moving = [c for c in pushing if c.may_report_elsewhere(watch.touched)]
         await asyncio.gather(*(c.settle(SETTLE_QUIET_S, watch.since, until) for c in moving))
-        for client in pushing:
+        for client in (c for c in pushing if not self._reverted(c)):  # after a full revert, nothing is new
             before = watch.published_before.get(client, {})
             for uri, published in client.published.items():
                 if uri in before and uri not in watch.touched:
@@ -257,7 +275,7 @@ class OtherFiles:
             if got is None:
                 out[uri] = None
                 continue
-            pristine = self.pristine.setdefault((client.config.name, uri), error_keys(got))
+            pristine = self._seen_untouched((client.config.name, uri), error_keys(got))
             out[uri] = gained_errors(pending[uri], watch.asked[(client, uri)], pristine)
         return out
 

@@ -129,13 +129,16 @@ def test_a_revert_is_not_blamed_even_when_the_first_picture_was_missed(
     """When the untouched project was never pictured (the first edit ran out of time for it), the
     server is shown it again — the changed files at their original texts — before anything is
     blamed. The importer itself was changed by the session and changed back first: back at its
-    original text, its untouched picture measures it again."""
+    original text, its untouched picture measures it again. Another change stays, so the revert
+    is not a return to the untouched project (where nothing would be new)."""
     from agent_toolsmith.lsp import manager
 
     py.run("view", {"file_path": "pkg/forms.py"})
     touched = {"file_path": "pkg/forms.py", "old_string": "def label(", "new_string": "def label_text("}
     py.run("edit", touched)
     py.run("edit", {**touched, "old_string": touched["new_string"], "new_string": touched["old_string"]})
+    py.run("view", {"file_path": "pkg/query.py"})
+    py.run("edit", {"file_path": "pkg/query.py", "old_string": "count([1, 2])", "new_string": "count([1, 2, 3])"})
     py.run("view", {"file_path": "pkg/text.py"})
     monkeypatch.setattr(manager, "IMPORTERS_BUDGET_S", 0.0)  # no time for pictures before the change
     broken = py.run("edit", BREAK_CAPFIRST)
