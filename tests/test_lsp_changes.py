@@ -154,3 +154,22 @@ def test_importers_through_a_barrel_and_a_package_name(tmp_path: Path) -> None:
     (tmp_path / "user.py").write_text("from pkg import capfirst\n")
     found = asyncio.run(importers_of(package / "text.py", tmp_path, None, {"capfirst"}, 30))
     assert found == [package / "__init__.py", tmp_path / "user.py"]
+
+
+def test_a_commits_old_text_is_used_only_while_the_file_holds_the_committed_text(tmp_path: Path) -> None:
+    from agent_toolsmith.config import Config
+    from agent_toolsmith.lsp.manager import LspManager
+    from agent_toolsmith.state import StateDir
+
+    manager = LspManager(tmp_path, Config(), StateDir(tmp_path / "state"))
+    target = tmp_path / "m.py"
+    old, new = b"def greet():\r\n    pass\r\n", b"def salute():\r\n    pass\r\n"
+    target.write_bytes(new)
+    manager.remember_old_texts({target: (old, new)})
+    change = manager._changed(target)
+    assert change is not None and change.old == "def greet():\n    pass\n"  # line ends as the servers get them
+    assert change.regions == [Region(0, 1, 0, 1)]
+    manager.remember_old_texts({target: (old, new)})
+    target.write_bytes(b"something else\n")  # written again since (a call without diagnostics)
+    stale = manager._changed(target)
+    assert stale is not None and stale.old is None  # unknown, never a wrong picture
