@@ -10,6 +10,9 @@ pair), informational; how many tool results were unconfirmed is printed (``--loa
 workers while measuring). Also the cold start of a first view of a .py file, and the one-shot CLI:
 a `view` of a .py file costs no more than 300 ms over `--no-lsp` (no server is started for a view),
 while a CLI `edit` starts the servers and reports their diagnostics (informational).
+Then silent answers on a generated Django-sized project (bench/lsp_truth.py): breaking edits,
+warm and cold (the edit starts the servers), idle and with every CPU busy — goal: none silent —
+and the worst view, server start and lsp diagnostics against their bounds (+ 100 ms).
 """
 
 from __future__ import annotations
@@ -28,8 +31,15 @@ from agent_toolsmith.lsp.manager import LspManager
 from agent_toolsmith.session import Session
 from agent_toolsmith.state import StateDir
 from harness import exit_status, record
+from lsp_truth import ONLY_BASEDPYRIGHT as BASEDPYRIGHT_ALONE
+from lsp_truth import api_run, cpu_load, django_sized_project, generated_breaks, worst_times
 
 RUNS = int(os.environ.get("BENCH_RUNS", "10"))
+#: Breaking edits per silent-answers row (warm), and per cold row (a session each).
+SILENT_RUNS = int(os.environ.get("BENCH_SILENT_RUNS", "12"))
+SILENT_COLD_RUNS = int(os.environ.get("BENCH_SILENT_COLD_RUNS", "4"))
+#: What the tool adds to a diagnostics bound: reading, formatting, the rest of the call.
+BOUND_SLACK_S = 0.100
 CLI_RUNS = int(os.environ.get("BENCH_CLI_RUNS", "5"))
 #: An edit through the tool vs the server's own publish latency for that change (pylsp).
 EDIT_GOAL, EDIT_SLACK_S = 1.2, 0.050
@@ -44,7 +54,17 @@ async def publish_seconds(client: Any, path: Path, text: str) -> float:
     started = time.monotonic()
     version = client.sync(path, text, "python")
     while not (got := client.published.get(path.as_uri())) or got.version != version:
+        assert time.monotonic() - started < 60, "pylsp published nothing for the change in 60 s"
         await asyncio.sleep(0.001)
+    return time.monotonic() - started
+
+
+async def answer_seconds(client: Any, path: Path, text: str) -> float:
+    """didChange → the pull diagnostics answer for it (basedpyright answers pulls, and then
+    publishes nothing), at the protocol level."""
+    started = time.monotonic()
+    client.sync(path, text, "python")
+    assert await client.ask(path.as_uri(), 120) is not None, "basedpyright answered no pull diagnostics"
     return time.monotonic() - started
 
 
@@ -101,7 +121,7 @@ def large_project(root: Path) -> Path:
 
 
 async def large_project_rows(workspace: Path, target: Path) -> int:
-    """basedpyright: cold (start + first publish; the tool's first edit in a fresh session) as one
+    """basedpyright: cold (start + first answer; the tool's first edit in a fresh session) as one
     pair, then warm tool edits paired with protocol changes on a second instance. Returns how many
     tool results were unconfirmed."""
     config = Config(lsp_servers=ONLY_BASEDPYRIGHT)
@@ -109,9 +129,8 @@ async def large_project_rows(workspace: Path, target: Path) -> int:
     started = time.monotonic()
     ((client, _),) = (await manager.clients_for(target, budget=120))[0]
     text = target.read_text()
-    version = client.sync(target, text, "python")
-    while not (got := client.published.get(target.as_uri())) or got.version != version:
-        await asyncio.sleep(0.005)
+    client.sync(target, text, "python")
+    assert await client.ask(target.as_uri(), 120) is not None, "basedpyright answered no pull diagnostics"
     cold_server = time.monotonic() - started
     # The view starts no server (as in the one-shot CLI): the first edit is the cold one.
     session = Session(workspace, config=Config(lsp_servers=ONLY_BASEDPYRIGHT, lsp_on_view=False))
@@ -127,14 +146,14 @@ async def large_project_rows(workspace: Path, target: Path) -> int:
             unconfirmed += "unconfirmed" in response.content
             if i:
                 changed = text + (f"\nbroken{i}: int = 'x'\n" if i % 2 == 0 else "\n")
-                protocol_times.append(await publish_seconds(client, target, changed))
+                protocol_times.append(await answer_seconds(client, target, changed))
     finally:
         await session.close()
         await manager.close()
     record("LSP edit, large project, cold (basedpyright)", tool_times[:1], [cold_server],
-           reference="server start + first publish", goal=None)  # fmt: skip
+           reference="server start + first answer", goal=None)  # fmt: skip
     record("LSP edit, large project, warm (basedpyright)", tool_times[1:], protocol_times,
-           reference="basedpyright publish latency", goal=None)  # fmt: skip
+           reference="basedpyright pull latency", goal=None)  # fmt: skip
     return unconfirmed
 
 
@@ -190,7 +209,42 @@ def one_shot_cli_rows(workspace: Path) -> None:
     record("CLI edit with diagnostics (servers cold)", [edit_s], [view_s], reference="--no-lsp view", goal=None)
 
 
+async def silent_rows(load: bool) -> int:
+    """Breaking edits on a generated Django-sized project: warm and cold, answers classified
+    (reported / unconfirmed / silent), and the bounds; returns how many answers were silent."""
+    from agent_toolsmith.lsp import manager
+
+    label = "loaded" if load else "idle"
+    with tempfile.TemporaryDirectory() as tmp, cpu_load(load):
+        root = Path(tmp)
+        django_sized_project(root)
+        config = Config(lsp_servers=BASEDPYRIGHT_ALONE)
+        warm, warm_ref = await api_run(root, generated_breaks(root, SILENT_RUNS), cold=False, config=config)
+        cold_config = Config(lsp_servers=BASEDPYRIGHT_ALONE, lsp_on_view=False)
+        cold, cold_ref = await api_run(root, generated_breaks(root, SILENT_COLD_RUNS), cold=True, config=cold_config)
+        heavy = [f"shop/pkg{p}/mod{m}.py" for p, m in ((3, 10), (11, 20), (17, 0))]  # 25 old errors each
+        worst = await worst_times(root, heavy, config)
+    reference = "the same edit without diagnostics"
+    for name, tally, times in (("warm", warm, warm_ref), ("cold", cold, cold_ref)):
+        record(f"LSP breaking edit, Django-sized, {name}, {label}", tally.seconds, times, reference=reference,
+               goal=None, note=tally.summary())  # fmt: skip
+        for case in tally.silent_cases:
+            print(f"  SILENT ({name}, {label}): {case}")
+    bounds = (("view", manager.VIEW_WAIT_CAP_S), ("start", manager.VIEW_COLD_CAP_S),
+              ("diagnostics", manager.QUERY_WAIT_S))  # fmt: skip
+    for kind, bound in bounds:
+        record(f"LSP worst {kind} vs its bound, Django-sized, {label}", [worst[kind]], [bound + BOUND_SLACK_S],
+               reference="bound + 100 ms", goal=1.0)  # fmt: skip
+    return warm.silent + cold.silent
+
+
 async def main() -> int:
+    silent = 0
+    if "--large-only" not in sys.argv:
+        for load in (False, True):
+            silent += await silent_rows(load)
+        if silent:
+            print(f"silent answers: {silent} (goal: none)")
     await large_project_report(load="--load" in sys.argv)
     if "--large-only" in sys.argv:
         return exit_status()
@@ -198,7 +252,7 @@ async def main() -> int:
         await pylsp_rows(Path(tmp))
     with tempfile.TemporaryDirectory() as tmp:
         one_shot_cli_rows(Path(tmp))
-    return exit_status()
+    return exit_status() or (1 if silent else 0)
 
 
 if __name__ == "__main__":

@@ -197,9 +197,9 @@ async def _via_host(args: Arguments, cwd: Path, config: Any, stdin: TextIO, stdo
                 "tool": tool, "params": params, "no_lsp": args.no_lsp,
             }, progress=progress)  # fmt: skip
         except HostLost as exc:
-            envelope = {"content": f"toolsmith: {exc}", "is_error": True, "metadata": {"error": "session_host_lost"}}
+            envelope = _failure(f"toolsmith: {exc}", "session_host_lost")
         except UnsafeStateDirectory as exc:  # nothing was sent, and the session's state there is not trusted
-            envelope = {"content": f"toolsmith: {exc}", "is_error": True, "metadata": {"error": "unsafe_state_dir"}}
+            envelope = _failure(f"toolsmith: {exc}", "unsafe_state_dir")
         finally:
             if progress is not None:
                 progress.finish()
@@ -390,6 +390,15 @@ async def _checkpoint_command(session: Any, args: Arguments, stdout: TextIO) -> 
     return EXIT_TOOL_ERROR if result.conflicts else EXIT_OK
 
 
+def _failure(message: str, code: str, **metadata: Any) -> dict[str, Any]:
+    """The envelope of a failure the CLI itself meets (a lost session host, a batch line that is
+    no call): the same typed outcome, rendered by the runner, as any tool's."""
+    from .errors import ToolError
+    from .llm.tools.runner import error_response
+
+    return error_response(ToolError(message, metadata, code=code)).to_json()
+
+
 def _with_newline(text: str) -> str:
     return text if text.endswith("\n") else text + "\n"
 
@@ -413,11 +422,7 @@ async def _run_batch(
             if not isinstance(call, dict) or not isinstance(call.get("tool"), str):
                 raise ValueError('expected an object with a "tool" string')
         except (ValueError, RecursionError) as exc:
-            envelope: dict[str, Any] = {
-                "content": f"Batch line {number}: {exc}",
-                "is_error": True,
-                "metadata": {"error": "invalid_params", "line": number},
-            }
+            envelope = _failure(f"Batch line {number}: {exc}", "invalid_params", line=number)
         else:
             envelope = await run(call["tool"], call.get("params", {}))
         if isinstance(call, dict) and "id" in call:

@@ -32,6 +32,7 @@ from .llm.tools.contract import DiagnosticsSource, Progress, Tool, ToolInfo, Too
 from .llm.tools.registry import ToolRegistry
 from .llm.tools.runner import error_response, run_tool
 from .logs import logger
+from .lsp.api import KeepsOldTexts
 from .permission import Asker, PermissionService, ToolPolicy, UserAsker, allow_all, refusing_writes
 from .state import PRIVATE_FILE_MODE, check_session_id, read_state_file
 
@@ -280,6 +281,11 @@ class Session:
 
     def _record_commit(self, changes: Sequence[Any]) -> None:
         self._change_log.record(changes)
+        lsp = self.ctx.lsp
+        if isinstance(lsp, KeepsOldTexts):  # what other files' diagnostics before the change are taken from
+            lsp.remember_old_texts(
+                {c.path: (c.expect, c.data) for c in changes if c.kind == "write" and c.data is not None}
+            )
 
     def checkpoint(self) -> str:
         """Mark this point of the session; :meth:`rewind` to the id returned puts back every file

@@ -230,3 +230,44 @@ def test_a_plain_edit_crosses_a_bounded_number_of_modules(workspace: Path) -> No
     asyncio.run(main())
     assert f"{PACKAGE}.llm.change.pipeline" in entered and f"{PACKAGE}.fsutil.commit" in entered
     assert len(entered) <= MAX_EDIT_MODULES, sorted(entered)
+
+
+def test_every_failure_is_a_typed_outcome_with_a_code() -> None:
+    """One outcome channel (errors.py): a ToolError made in internal/ names its code (a subclass's,
+    or code=); nothing outside the runner builds an error response by hand."""
+    bare: list[str] = []
+    by_hand: list[str] = []
+    for path in INTERNAL.rglob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        where = str(path.relative_to(ROOT))
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, ast.Call):
+                continue
+            name = getattr(node.func, "id", getattr(node.func, "attr", None))
+            keywords = {k.arg: k.value for k in node.keywords}
+            if name == "ToolError" and "code" not in keywords:
+                bare.append(f"{where}:{node.lineno}")
+            error_flag = keywords.get("is_error")
+            if name == "ToolResponse" and isinstance(error_flag, ast.Constant) and error_flag.value is True:
+                by_hand.append(f"{where}:{node.lineno}")
+    assert bare == []
+    assert by_hand == ["internal/llm/tools/runner.py:" + by_hand[0].rsplit(":", 1)[1]] if by_hand else True
+    assert len(by_hand) == 1  # the runner's error_response
+
+
+def test_every_tool_error_class_names_its_code() -> None:
+    import importlib
+    import pkgutil
+
+    import agent_toolsmith
+    from agent_toolsmith.errors import ToolCancelled, ToolError
+
+    for module in pkgutil.walk_packages(agent_toolsmith.__path__, f"{PACKAGE}."):
+        if not module.name.endswith(("__main__", "probe_child")):
+            importlib.import_module(module.name)
+
+    def subclasses(cls: type) -> list[type]:
+        return [s for c in cls.__subclasses__() for s in (c, *subclasses(c))]
+
+    uncoded = sorted(c.__name__ for c in subclasses(ToolError) if c.code is None and c is not ToolCancelled)
+    assert uncoded == []  # ToolCancelled is the one without: a cancelled call has metadata["aborted"]

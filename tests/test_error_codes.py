@@ -11,6 +11,7 @@ import fcntl
 import json
 import os
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from agent_toolsmith.permission import Decision, PermissionRequest, ToolPolicy
 from agent_toolsmith.session import Session
 
 ROOT = Path(__file__).resolve().parent.parent
+MARKER_SERVER = ROOT / "testdata" / "lsp" / "marker_server.py"
 TABLE = (ROOT / "docs" / "error-codes.md").read_text()
 #: code → its "where" column.
 ROWS = dict(re.findall(r"^\| `([a-z_]+)` \| ([^|]+) \|", TABLE, re.MULTILINE))
@@ -59,7 +61,6 @@ UNPRODUCED = {
                          "tests/reliability/test_mcp_http_abuse.py checks)",
     "input_required": "never a client's: the MCP server answers it with an InputRequiredResult "
                       "(tests/integration/test_mcp_user.py drives that round trip)",
-    "symbol_unsupported": "a server with navigation but no document symbols (the marker server plays none yet)",
 }  # fmt: skip
 
 
@@ -171,6 +172,9 @@ CASES = [
     Case("too_many_redirects", "fetch", {"url": "URL/loop"}),
     Case("response_too_large", "fetch", {"url": "URL/huge"}),
     Case("binary_content", "fetch", {"url": "URL/image"}),
+    Case("undecodable_file", "view", {"file_path": "l.py"}, _files({"l.py": b"\xef\xbb\xbfx = \xff\n"})),
+    Case("unencodable_text", "edit", {"file_path": "l.py", "old_string": "x = 1", "new_string": "x = '\u2603'"},
+         _files({"l.py": b"# -*- coding: latin-1 -*-\nx = 1\n"}), [("view", {"file_path": "l.py"})]),
     Case("invalid_patch", "patch", {"patch_text": "this is not a patch"}),
     Case("patch_misplaced", "patch", {"patch_text": "*** Begin Patch\n*** Update File: a.py\n@@\n-c = 3\n+c = 4\n"
                                                     "@@\n-a = 1\n+a = 2\n*** End Patch"},
@@ -180,6 +184,12 @@ CASES = [
          _files({"a.py": "x = 1\ny = 2\n"}), VIEW_A),
     Case("changed_since_read", "edit", {"file_path": "a.py", "old_string": "x = 1", "new_string": "x = 2"},
          _files({"a.py": "x = 1\n"}), [*VIEW_A, ("bash", {"command": "echo 'x = 11' > a.py"})]),
+    Case("symbol_unsupported", "lsp", {"file_path": "a.mark", "operation": "hover", "symbol": "x"},
+         _files({"a.mark": "def x\n"}), config={"lsp_enabled": True, "lsp_servers": {"marker": {
+             "command": ["env", "NO_SYMBOLS=1", sys.executable, str(MARKER_SERVER)], "extensions": [".mark"]}}}),
+    Case("lsp_failed", "lsp", {"file_path": "a.mark", "operation": "hover", "line": 1, "character": 1},
+         _files({"a.mark": "def x\n"}), config={"lsp_enabled": True, "lsp_servers": {"marker": {
+             "command": ["env", "NO_NAV=1", sys.executable, str(MARKER_SERVER)], "extensions": [".mark"]}}}),
     Case("open_for_writing", "edit", {"file_path": "held.py", "old_string": "1", "new_string": "2"},
          _files({"held.py": "x = 1\n"}), [("view", {"file_path": "held.py"})]),
 ]  # fmt: skip

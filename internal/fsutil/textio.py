@@ -37,15 +37,21 @@ _NOT_CONTROLS = bytes(b for b in range(256) if not ((b < 0x20 and b not in _TEXT
 
 
 class BinaryFileError(ToolError):
-    pass
+    """The file's bytes are not text (a NUL, mostly control bytes)."""
+
+    code = "binary_file"
 
 
 class UndecodableFileError(ToolError):
-    pass
+    """No encoding reads the file's bytes as text without loss."""
+
+    code = "undecodable_file"
 
 
 class UnencodableTextError(ToolError):
-    pass
+    """The new text has a character the file's encoding cannot store."""
+
+    code = "unencodable_text"
 
 
 def detect_bom(data: bytes) -> tuple[bytes, str | None]:

@@ -12,6 +12,7 @@ never loads pygls or lsprotocol.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
@@ -38,8 +39,24 @@ class DiagnosticsSource(Protocol):
     def load_json(self, data: Any) -> None: ...
 
 
+@runtime_checkable
+class KeepsOldTexts(Protocol):
+    """A source that wants each changed file's content from before a commit (the session hands
+    it over as the commit is made): what other files' diagnostics before the change are taken
+    from, whatever the disk says by the time the change is diagnosed."""
+
+    def remember_old_texts(self, changes: Mapping[Path, tuple[bytes | None, bytes]]) -> None:
+        """``changes``: each written file's content before the commit (None: it is new) and after."""
+        ...
+
+
 class LspError(Exception):
-    """A language server could not answer; the message says why, for the model to read."""
+    """A language server could not answer; the message says why, for the model to read.
+    ``code`` is the JSON-RPC error code when the server answered with an error."""
+
+    def __init__(self, message: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class NavigationServer(Protocol):

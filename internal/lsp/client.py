@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..logs import logger
-from .documents import ServerDocuments
+from .documents import PULL_METHOD, ServerDocuments
 
 log = logger("toolsmith.lsp")
 
@@ -83,13 +83,33 @@ class LspClient(ServerDocuments):
         return {
             types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: on_publish,
             types.WORKSPACE_CONFIGURATION: lambda params: [self._section(item.section) for item in params.items],
-            # Answered so pygls does not reply "method not found"; we have nothing to register.
-            types.CLIENT_REGISTER_CAPABILITY: lambda params: None,
+            types.CLIENT_REGISTER_CAPABILITY: lambda params: self._on_register(params),
+            types.CLIENT_UNREGISTER_CAPABILITY: lambda params: self._on_unregister(params),
+            # A pull server's "diagnostics changed, ask again": answered (basedpyright exits on an
+            # error reply), nothing else to do — every result asks for what it shows.
+            types.WORKSPACE_DIAGNOSTIC_REFRESH: lambda params: None,
             types.WINDOW_WORK_DONE_PROGRESS_CREATE: lambda params: None,
             types.PROGRESS: lambda params: None,
             types.WINDOW_LOG_MESSAGE: lambda params: log.debug("%s: %s", self.config.name, params.message),
             types.WINDOW_SHOW_MESSAGE: lambda params: log.info("%s: %s", self.config.name, params.message),
         }
+
+    def _on_register(self, params: Any) -> None:
+        """Dynamic registrations: only pull diagnostics matter here (basedpyright offers them
+        this way, some time after ``initialized``); the rest are acknowledged and ignored."""
+        for registration in params.registrations:
+            if registration.method == PULL_METHOD:
+                self.pull_registrations.add(registration.id)
+                self.pull_refused = False
+
+    def _on_unregister(self, params: Any) -> None:
+        """A server that takes pull diagnostics back (and never offered them statically) is
+        listened to from then on."""
+        for unregistration in params.unregisterations:
+            if unregistration.method == PULL_METHOD:
+                self.pull_registrations.discard(unregistration.id)
+                static = getattr(self.capabilities, "diagnostic_provider", None) is not None
+                self.pull_refused = not self.pull_registrations and not static
 
     def _initialize_params(self, types: Any) -> Any:
         caps = types.ClientCapabilities(
@@ -99,7 +119,7 @@ class LspClient(ServerDocuments):
             text_document=types.TextDocumentClientCapabilities(
                 synchronization=types.TextDocumentSyncClientCapabilities(did_save=True),
                 publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True),
-                diagnostic=types.DiagnosticClientCapabilities(),
+                diagnostic=types.DiagnosticClientCapabilities(dynamic_registration=True),
                 definition=types.DefinitionClientCapabilities(),
                 references=types.ReferenceClientCapabilities(),
                 hover=types.HoverClientCapabilities(

@@ -206,7 +206,8 @@ class ServerConnection:
         except RuntimeError as exc:  # pygls fails pending requests this way when the server exits
             raise LspError(str(exc)) from exc
         except Exception as exc:  # an error reply from the server (JsonRpcException and kin)
-            raise LspError(f"answered with an error: {exc}") from exc
+            code = getattr(exc, "code", None)
+            raise LspError(f"answered with an error: {exc}", code if isinstance(code, int) else None) from exc
 
     async def call(self, method: str, params: Any, timeout: float) -> Any:
         """Any request, cancelled with ``$/cancelRequest`` when it runs out: a slow answer is
@@ -216,14 +217,17 @@ class ServerConnection:
             return await self._request(
                 self._client.protocol.send_request_async(method, params, msg_id=msg_id), timeout, method
             )
-        except LspError:
-            if self.alive and msg_id in self._client.protocol._request_futures:
-                self._client.protocol._request_futures.pop(msg_id, None)
-                with contextlib.suppress(Exception):
-                    from lsprotocol import types  # pygls serialises by the method's declared type
-
-                    self._client.protocol.notify("$/cancelRequest", types.CancelParams(id=msg_id))
+        except (LspError, asyncio.CancelledError):  # ran out, or nobody waits for it any more
+            self._cancel_request(msg_id)
             raise
+
+    def _cancel_request(self, msg_id: str) -> None:
+        if self.alive and msg_id in self._client.protocol._request_futures:
+            self._client.protocol._request_futures.pop(msg_id, None)
+            with contextlib.suppress(Exception):
+                from lsprotocol import types  # pygls serialises by the method's declared type
+
+                self._client.protocol.notify("$/cancelRequest", types.CancelParams(id=msg_id))
 
     # --- liveness -----------------------------------------------------------------------------
 
@@ -274,6 +278,11 @@ class ServerConnection:
             os.killpg(process.pid, signal.SIGKILL)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(process.wait(), SHUTDOWN_TIMEOUT_S)
+        # Closed now, while the loop runs: a killed process not reaped yet (a loaded machine) would
+        # otherwise close its pipes when collected, after the loop is gone ("Event loop is closed").
+        transport = getattr(process, "_transport", None)
+        if transport is not None:
+            transport.close()
         if client is not None:
             client._stop_event.set()
             for task in client._async_tasks:

@@ -4,13 +4,18 @@ honest (which servers did not confirm, what that means)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from ..vocabulary import has_tool, tool_name
+from .changes import Region, closeness
 
-#: Diagnostics shown per file before "... and N more" (seed 2.8).
+#: Diagnostics shown per file before "... and N more".
 MAX_PER_FILE = 20
+#: Other files whose new errors are shown after a change; the rest are named.
+OTHER_FILES_SHOWN = 5
+#: Other files named after the shown ones, beyond which only their count is given.
+OTHER_FILES_NAMED = 10
 SEVERITY_NAMES = {1: "Error", 2: "Warn", 3: "Info", 4: "Hint"}
 ERROR = 1
 
@@ -27,12 +32,18 @@ class Diag:
     code: str | None = None
 
 
+def shown_path(path: str) -> str:
+    """How a file's path appears in a report (every path printed goes through here)."""
+    return path
+
+
 def format_line(path: str, diag: Diag) -> str:
     """``Error: path:line:col [source][code] message``; a message's later lines follow, indented."""
     name = SEVERITY_NAMES.get(diag.severity, "Error")
     tags = (f"[{diag.source}]" if diag.source else "") + (f"[{diag.code}]" if diag.code else "")
     lines = [line.rstrip() for line in diag.message.strip().splitlines() if line.strip()] or [""]
-    head = f"{name}: {path}:{diag.line + 1}:{diag.character + 1} {tags + ' ' if tags else ''}{lines[0].strip()}"
+    where = f"{shown_path(path)}:{diag.line + 1}:{diag.character + 1}"
+    head = f"{name}: {where} {tags + ' ' if tags else ''}{lines[0].strip()}"
     return "\n".join([head, *("    " + line for line in lines[1:])])
 
 
@@ -52,13 +63,22 @@ def merge(results: Iterable[list[Diag] | None]) -> list[Diag]:
     return out
 
 
-def select(diags: Iterable[Diag], *, errors_only: bool) -> list[Diag]:
+def select(diags: Iterable[Diag], *, errors_only: bool, focus: Sequence[Region] = ()) -> list[Diag]:
+    """The diagnostics to show, in order: those on the ``focus`` (the lines a change just touched)
+    first, then those near it, then the rest; each group by severity and place."""
     chosen = [d for d in diags if not errors_only or d.severity == ERROR]
-    return sorted(chosen, key=lambda d: (d.severity, d.line, d.character))
+    regions = list(focus)
+
+    def order(d: Diag) -> tuple[int, int, int, int]:
+        return (closeness(d.line, regions) if regions else 0, d.severity, d.line, d.character)
+
+    return sorted(chosen, key=order)
 
 
-def format_file(path: str, diags: Iterable[Diag], *, errors_only: bool, cap: int = MAX_PER_FILE) -> list[str]:
-    chosen = select(diags, errors_only=errors_only)
+def format_file(
+    path: str, diags: Iterable[Diag], *, errors_only: bool, cap: int = MAX_PER_FILE, focus: Sequence[Region] = ()
+) -> list[str]:
+    chosen = select(diags, errors_only=errors_only, focus=focus)
     lines = [format_line(path, d) for d in chosen[:cap]]
     if len(chosen) > cap:
         lines.append(f"... and {len(chosen) - cap} more")
@@ -72,26 +92,35 @@ def format_report(
     errors_only: bool,
     cap: int = MAX_PER_FILE,
     context: str = "change",
+    focus: Mapping[str, Sequence[Region]] | None = None,
+    other_files: int = OTHER_FILES_SHOWN,
 ) -> str:
-    """``<file_diagnostics>`` for the touched files, ``<project_diagnostics>`` for others, and a
-    ``<diagnostic_summary>`` worded for the ``context`` ("change": after an edit; "view"; "query":
-    the lsp tool). Empty when there is nothing to report."""
+    """``<file_diagnostics>`` for the touched files (each ordered around its ``focus``, the lines
+    just changed), ``<project_diagnostics>`` for the first ``other_files`` others (the rest
+    named), and a ``<diagnostic_summary>`` worded for the ``context`` ("change": after an edit;
+    "view"; "query": the lsp tool). Empty when there is nothing to report."""
     blocks: list[str] = []
+    focus = focus or {}
     file_lines = [
-        line for path, diags in files.items() for line in format_file(path, diags, errors_only=errors_only, cap=cap)
-    ]
-    other_lines = [
         line
-        for path, diags in (others or {}).items()
-        for line in format_file(path, diags, errors_only=errors_only, cap=cap)
+        for path, diags in files.items()
+        for line in format_file(path, diags, errors_only=errors_only, cap=cap, focus=focus.get(path, ()))
     ]
+    others = others or {}
+    shown = list(others.items())[: max(other_files, 0)]
+    other_lines = [line for path, diags in shown for line in format_file(path, diags, errors_only=errors_only, cap=cap)]
+    unshown = [path for path in others if path not in dict(shown)]
+    if unshown:
+        named = ", ".join(shown_path(path) for path in unshown[:OTHER_FILES_NAMED])
+        more = f", and {len(unshown) - OTHER_FILES_NAMED} more" if len(unshown) > OTHER_FILES_NAMED else ""
+        other_lines.append(f"... and {len(unshown)} more file(s) with new errors: {named}{more}")
     if file_lines:
         blocks.append("<file_diagnostics>\n" + "\n".join(file_lines) + "\n</file_diagnostics>")
     if other_lines:
         blocks.append("<project_diagnostics>\n" + "\n".join(other_lines) + "\n</project_diagnostics>")
     if blocks:
         own = sum(len(select(d, errors_only=True)) for d in files.values())
-        other = sum(len(select(d, errors_only=True)) for d in (others or {}).values())
+        other = sum(len(select(d, errors_only=True)) for d in others.values())
         names = ", ".join(files)
         if context == "change":
             summary = f"Errors in the changed file(s): {own}"
@@ -118,6 +147,8 @@ class Outcome:
     quiet: list[str]
     #: Diagnostics that arrived after the call that made the change (delivered now).
     late: bool = False
+    #: The lines of the file the session's last change touched (while its text is unchanged since).
+    focus: list[Region] = field(default_factory=list)
 
 
 def truth_notes(name: str, outcome: Outcome, *, view: bool = False) -> list[str]:

@@ -4,26 +4,28 @@ the lsp tool's queries (the NavigationSource of api.py).
 Every matching server runs for a file (see servers.py), started on the first file of its type
 within the caller's budget — the edit's diagnostics budget, not a cold-start worst case (starting,
 liveness and back-off: supervisor.py). After a change the touched files are synced and each
-server's fresh diagnostics waited for (push or pull); the results are merged and deduplicated.
-The report is errors only, capped per file, plus other open files that *gained* errors during the
-change (stale ones never flood the output).
+server's diagnostics for the new text are asked for (pull, tsserver) or waited for (versioned
+push); the results are merged and deduplicated. The report is errors only, capped per file with
+the errors on or near the changed lines first, plus the other files that *gained* errors with the
+change (crossfile.py: the files that use what changed, pictured before the change from the old
+text and after it).
 
 Busy is not hung. A wait that runs out is reported "unconfirmed (still analysing after N s)" and
 the diagnostics that arrive later are delivered with the next result for that file. Every result
 that lacks a server's diagnostics says so in one line naming it.
 
 Bounds (docs/lsp.md): an edit's diagnostics take at most WAIT_CAP_S for the changed files
-(starting servers included: the budget is shared, not added), plus at most OTHER_FILES_WAIT_S for
-other files a cross-file server rechecks, plus at most IMPORTERS_BUDGET_S the first time a file is
-changed (finding and opening the files that import it); a view at most VIEW_WAIT_CAP_S
-(VIEW_COLD_CAP_S when it has to start a server).
+(starting servers included: the budget is shared, not added), plus at most IMPORTERS_BUDGET_S to
+find the other files that use what changed and picture them before the change, plus at most
+OTHER_FILES_WAIT_S for their pictures after it; a view at most VIEW_WAIT_CAP_S (VIEW_COLD_CAP_S
+when it has to start a server). Each bound keeps FINISH_MARGIN_S for the work after its waits.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections import Counter
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,18 +35,29 @@ from ..fsutil.uris import uri_to_path
 from ..logs import logger
 from ..state import StateDir
 from .api import LspError
+from .changes import Region, changed_regions
 from .client import LspClient
-from .diagnostics import ERROR, Diag, Outcome, format_report, merge, truth_notes, with_late_label, with_notes
-from .importers import importer_pattern
+from .crossfile import Changed, OtherFiles, unconfirmed_note
+from .diagnostics import (
+    OTHER_FILES_SHOWN,
+    Diag,
+    Outcome,
+    format_report,
+    merge,
+    truth_notes,
+    with_late_label,
+    with_notes,
+)
+from .importers import importers_of
 from .servers import ServerConfig, language_id
 from .supervisor import ServerSupervisor, instance_key
 
 if TYPE_CHECKING:
-    from .api import NavigationSource
+    from .api import KeepsOldTexts, NavigationSource
 
 log = logger("toolsmith.lsp")
 
-#: A diagnostics set counts as settled after this long without another publish.
+#: A version-less publish counts as settled after this long without another publish.
 QUIET_S = 0.2
 #: Longest wait for fresh diagnostics after an edit — and the budget to start a server then.
 WAIT_CAP_S = 4.0
@@ -57,20 +70,23 @@ VIEW_COLD_CAP_S = WAIT_CAP_S
 #: diagnostics operation waits at most QUERY_WAIT_S in all.
 QUERY_START_S = 15.0
 QUERY_WAIT_S = 10.0
-#: Other files whose new errors a change reports besides the changed ones (seed 3.5). A server
-#: checks dependent files after the changed one: their reports are waited for until the server
-#: has been quiet for SETTLE_QUIET_S, at most OTHER_FILES_WAIT_S after the changed files' own.
-OTHER_FILES_REPORTED = 5
-SETTLE_QUIET_S = 1.0
+#: Other files whose new errors a change shows besides the changed ones.
+OTHER_FILES_REPORTED = OTHER_FILES_SHOWN
+#: After the changed files' own diagnostics, the other files' are waited for at most this long.
 OTHER_FILES_WAIT_S = 3.0
-#: Files that import a changed module (Python, TS/JS, Go), opened so the server reports what the
-#: change broke in them: at most this many per module, found and given their first (baseline)
-#: diagnostics within IMPORTERS_BUDGET_S, once per changed file per session.
-MAX_IMPORTERS = 3
-#: For the lsp tool's searches (references, rename, callers, implementations): a missed importer
-#: is a missed use (a rename left half done), so more are opened, within the same time budget.
-MAX_IMPORTERS_SEARCHED = 50
+#: Finding the files that use what changed, and their diagnostics before the change.
 IMPORTERS_BUDGET_S = 2.0
+#: For the lsp tool's searches (references, rename, callers, implementations): some servers
+#: (tsserver) search only the projects of open files, so this many importers are opened first.
+MAX_IMPORTERS_SEARCHED = 50
+#: Every bound keeps this much for the work after its waits (merging, formatting, the tool's own
+#: result), so that the whole call stays within the bound.
+FINISH_MARGIN_S = 0.1
+#: Old texts kept from commits until their change is diagnosed, at most (the oldest go first).
+MAX_KEPT_OLD_TEXTS = 64
+#: Files whose text before the session's first change to them is kept (the untouched project
+#: that other files' errors are measured against); later ones are not kept.
+MAX_KEPT_ORIGINALS = 500
 
 #: lsp tool operations whose answers lie in other files.
 SEARCHES_IMPORTERS = frozenset({"references", "rename", "incoming_calls", "implementation"})
@@ -85,25 +101,53 @@ class LspManager(ServerSupervisor):
         self._importers_opened: set[str] = set()
         #: (server instance, uri) whose last wait ran out: what comes later is "late".
         self._awaiting: set[tuple[str, str]] = set()
+        #: Each file's text before and after the session's last commit to it (the commit hook).
+        self._old_texts: dict[Path, tuple[str, str]] = {}
+        #: Each file the session changed, as it was before the first change (None: created).
+        self._originals: dict[Path, str | None] = {}
+        self.others = OtherFiles(workspace, lambda: self.config.rg_path, self._originals)
+        #: The text the session's last change left in a file, and the lines it touched.
+        self._last_change: dict[Path, tuple[str, list[Region]]] = {}
 
-    async def _sync_and_wait(
-        self, client: LspClient, config: ServerConfig, path: Path, text: str, cap_s: float, probe: bool
-    ) -> tuple[list[Diag], str]:
-        """Sync ``text`` and wait for the server's diagnostics of it: (diagnostics, status), the
-        status one of "confirmed", "late" (confirmed, arrived after an earlier call gave up),
-        "quiet" or "none" (see LspClient.wait_for_diagnostics)."""
-        uri = path.as_uri()
-        awaiting = (instance_key(config.name, client.root), uri)
-        if client.texts.get(uri) != text:
+    def remember_old_texts(self, changes: Mapping[Path, tuple[bytes | None, bytes]]) -> None:
+        """Each written file's content before a commit (None: the file is new) and after: the old
+        text is what other files are pictured with before the change, as long as the file still
+        holds the new one when the change is diagnosed. May be called from the committing thread."""
+        for path, (old, new) in changes.items():
+            self._old_texts.pop(path, None)  # re-inserted last: the newest is kept longest
+            if not self.servers_for(path):
+                continue
+            if path not in self._originals and len(self._originals) < MAX_KEPT_ORIGINALS:
+                self._originals[path] = _as_read(old) if old is not None else None
+            if old is None:
+                continue
+            self._old_texts[path] = (_as_read(old), _as_read(new))
+            while len(self._old_texts) > MAX_KEPT_OLD_TEXTS:
+                self._old_texts.pop(next(iter(self._old_texts)), None)
+
+    def _send(self, client: LspClient, config: ServerConfig, path: Path, text: str) -> None:
+        awaiting = (instance_key(config.name, client.root), path.as_uri())
+        if client.texts.get(path.as_uri()) != text:
             self._awaiting.discard(awaiting)
         client.sync(path, text, language_id(config, path))
+
+    async def _sync_and_wait(
+        self, client: LspClient, config: ServerConfig, path: Path, text: str, deadline: float, probe: bool
+    ) -> tuple[list[Diag], str]:
+        """Sync ``text`` and wait (until ``deadline``) for the server's diagnostics of it:
+        (diagnostics, status), the status one of "confirmed", "late" (confirmed, arrived after an
+        earlier call gave up), "quiet" or "none" (see LspClient.wait_for_diagnostics)."""
+        uri = path.as_uri()
+        awaiting = (instance_key(config.name, client.root), uri)
+        self._send(client, config, path, text)
         current = client.fresh(uri)
         if current is not None:
             late = awaiting in self._awaiting
             self._awaiting.discard(awaiting)
-            return current.diagnostics, "late" if late else "confirmed"
+            return current, "late" if late else "confirmed"
         if probe:
             client.probe()
+        cap_s = max(deadline - time.monotonic(), 0.0)
         diags, status = await client.wait_for_diagnostics(uri, quiet_s=QUIET_S, cap_s=cap_s)
         if status == "none":
             self._awaiting.add(awaiting)
@@ -122,17 +166,34 @@ class LspManager(ServerSupervisor):
         servers included), with notes and what is unconfirmed."""
         if cold_cap_s is not None and start and not self._all_running(path):
             cap_s = cold_cap_s
-        deadline = time.monotonic() + cap_s
-        clients, notes = await self.clients_for(path, budget=cap_s, start=start)
+        deadline = time.monotonic() + cap_s - FINISH_MARGIN_S
+        clients, notes = await self.clients_for(path, budget=deadline - time.monotonic(), start=start)
         if not clients:
             return Outcome(None, notes, [], [])
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             return Outcome(None, notes, [], [])
-        remaining = max(deadline - time.monotonic(), 0.0)
+        outcome = await self._judge(path, text, clients, notes, deadline, probe, cap_s)
+        last = self._last_change.get(path)
+        if last is not None and last[0] == text:
+            outcome.focus = last[1]
+        return outcome
+
+    async def _judge(
+        self,
+        path: Path,
+        text: str,
+        clients: list[tuple[LspClient, ServerConfig]],
+        notes: list[str],
+        deadline: float,
+        probe: bool,
+        cap_s: float,
+    ) -> Outcome:
+        """Every server's diagnostics of ``text`` as one Outcome (``cap_s``: the bound named in
+        an "unconfirmed" note)."""
         results = await asyncio.gather(
-            *(self._sync_and_wait(c, cfg, path, text, remaining, probe) for c, cfg in clients)
+            *(self._sync_and_wait(c, cfg, path, text, deadline, probe) for c, cfg in clients)
         )
         outcome = Outcome(merge(d for d, _ in results), notes, [], [])
         for (client, config), (_diags, status) in zip(clients, results, strict=True):
@@ -163,136 +224,85 @@ class LspManager(ServerSupervisor):
             path, VIEW_WAIT_CAP_S, start=self.config.lsp_on_view, probe=False, cold_cap_s=VIEW_COLD_CAP_S
         )
         name = self._display(path)
-        report = format_report({name: outcome.diags or []}, errors_only=True, context="view")
+        report = format_report({name: outcome.diags or []}, errors_only=True, context="view",
+                               focus={name: outcome.focus})  # fmt: skip
         return with_notes(with_late_label(report, outcome), truth_notes(name, outcome, view=True))
 
     async def after_change(self, paths: list[Path], *, other_files: int = OTHER_FILES_REPORTED) -> str:
-        started = time.monotonic()
-        for path in paths:
-            await self._open_importers(path, started + IMPORTERS_BUDGET_S)
-        before = self._error_keys()
-        if len(paths) > 1:
-            await self._sync_running(paths)
-        reports: dict[str, list[Diag]] = {}
-        notes: list[str] = []
-        results = await asyncio.gather(*(self._diagnose(p, WAIT_CAP_S, start=True) for p in paths))
-        late = False
-        for path, outcome in zip(paths, results, strict=True):
-            if outcome.diags is None:
-                notes += [n for n in outcome.notes if n not in notes]
-                continue
-            name = self._display(path)
-            reports[name] = outcome.diags
-            late = late or outcome.late
-            notes += [n for n in truth_notes(name, outcome) if n not in notes]
-        touched = {p.as_uri() for p in paths}
-        watched = [c for c in self.clients.values() if c.may_report_elsewhere(touched)] if other_files > 0 else []
-        if watched:
-            until = time.monotonic() + OTHER_FILES_WAIT_S
-            await asyncio.gather(*(client.settle(SETTLE_QUIET_S, until) for client in watched))
-        others = self._gained_errors(before, touched, other_files)
-        report = format_report(reports, others, errors_only=True, context="change")
+        """Errors of the changed files (those near the change first) and the errors other files
+        gained with the change (see crossfile.py), with a note for whatever is unconfirmed."""
+        began = time.monotonic()
+        changes = [c for c in (self._changed(p) for p in dict.fromkeys(paths)) if c is not None]
+        if not changes:
+            return ""
+        start_by = began + WAIT_CAP_S - FINISH_MARGIN_S
+        found = await asyncio.gather(*(self.clients_for(c.path, budget=start_by - time.monotonic()) for c in changes))
+        starting = time.monotonic() - began
+        for change in changes:
+            self._last_change[change.path] = (change.new, change.regions)
+        running = [client for clients, _ in found for client, _config in clients]
+        watch = None
+        if other_files > 0 and running:
+            watch = await self.others.before(changes, running, time.monotonic() + IMPORTERS_BUDGET_S)
+        # Every server gets every new text before any file is judged: one file's errors depend on
+        # the others (an importer checked before its renamed module is synced would look broken).
+        for change, (clients, _notes) in zip(changes, found, strict=True):
+            for client, config in clients:
+                self._send(client, config, change.path, change.new)
+        if watch is not None:
+            watch.since = time.monotonic()
+        own_by = time.monotonic() + max(WAIT_CAP_S - starting, 0.0) - FINISH_MARGIN_S
+        outcomes = await asyncio.gather(
+            *(self._judge(c.path, c.new, clients, notes, own_by, True, WAIT_CAP_S)
+              for c, (clients, notes) in zip(changes, found, strict=True) if clients)
+        )  # fmt: skip
+        reports, focus, notes = self._own_reports(changes, found, iter(outcomes))
+        others: dict[str, list[Diag]] = {}
+        if watch is not None:
+            others_by = time.monotonic() + OTHER_FILES_WAIT_S - FINISH_MARGIN_S
+            gained, unconfirmed = await self.others.after(watch, others_by)
+            others = {self._display(uri_to_path(uri)): diags for uri, diags in gained.items()}
+            note = unconfirmed_note(watch, unconfirmed, self._display, time.monotonic() - began)
+            if note is not None:
+                notes.append(note)
+        report = format_report(reports, others, errors_only=True, context="change", focus=focus,
+                               other_files=other_files)  # fmt: skip
         return with_notes(report, notes)
 
-    async def _sync_running(self, paths: list[Path]) -> None:
-        """A change to several files (a rename, a patch): the running servers get every new text
-        before any file is judged — one file's errors depend on the others (an importer checked
-        before its renamed module is synced would look broken). A server that is not running
-        yet reads them all from disk when it starts."""
-        for path in paths:
-            clients, _notes = await self.clients_for(path, budget=0.0, start=False)
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
+    def _own_reports(
+        self,
+        changes: list[Changed],
+        found: list[tuple[list[tuple[LspClient, ServerConfig]], list[str]]],
+        outcomes: Iterator[Outcome],
+    ) -> tuple[dict[str, list[Diag]], dict[str, list[Region]], list[str]]:
+        """The changed files' errors and changed lines by display name, and the notes (each once)."""
+        reports: dict[str, list[Diag]] = {}
+        focus: dict[str, list[Region]] = {}
+        notes: list[str] = []
+        for change, (clients, start_notes) in zip(changes, found, strict=True):
+            if not clients:
+                notes += [n for n in start_notes if n not in notes]
                 continue
-            uri = path.as_uri()
-            for client, config in clients:
-                if client.texts.get(uri) != text:
-                    self._awaiting.discard((instance_key(config.name, client.root), uri))
-                client.sync(path, text, language_id(config, path))
+            outcome = next(outcomes)
+            name = self._display(change.path)
+            reports[name] = outcome.diags or []
+            focus[name] = change.regions
+            notes += [n for n in truth_notes(name, outcome) if n not in notes]
+        return reports, focus, notes
 
-    def _error_keys(self) -> dict[str, Counter[tuple[str, str | None]]]:
-        """Every published error by file, as a multiset of (message, code): positions left out
-        so that lines moving in a file never make an old error look new."""
-        return {
-            uri: Counter((" ".join(d.message.split()), d.code) for d in diags if d.severity == ERROR)
-            for uri, diags in self._published_by_uri().items()
-        }
-
-    def _published_by_uri(self) -> dict[str, list[Diag]]:
-        merged: dict[str, list[list[Diag]]] = {}
-        for client in self.clients.values():
-            for uri, published in client.published.items():
-                merged.setdefault(uri, []).append(published.diagnostics)
-        return {uri: merge(lists) for uri, lists in merged.items()}
-
-    def _gained_errors(
-        self, before: dict[str, Counter[tuple[str, str | None]]], touched: set[str], limit: int
-    ) -> dict[str, list[Diag]]:
-        """Errors in other files present now and not before the change. A file with no report
-        from before is not judged: its errors may be old, and a fix must not be blamed for them."""
-        if limit <= 0:
-            return {}
-        out: dict[str, list[Diag]] = {}
-        for uri, diags in self._published_by_uri().items():
-            if uri in touched or uri not in before:
-                continue
-            budget = Counter(before[uri])
-            gained = []
-            for diag in diags:
-                if diag.severity != ERROR:
-                    continue
-                key = (" ".join(diag.message.split()), diag.code)
-                if budget[key] > 0:
-                    budget[key] -= 1
-                else:
-                    gained.append(diag)
-            if gained:
-                out[self._display(uri_to_path(uri))] = gained
-            if len(out) >= limit:
-                break
-        return out
-
-    async def _open_importers(self, path: Path, deadline: float, limit: int = MAX_IMPORTERS) -> None:
-        """Open (once per session) a few files that import ``path`` (Python, TS/JS, Go), so that
-        servers reporting only open files say what a change breaks in them, and wait (until
-        ``deadline``) for their first diagnostics: the baseline "gained" is measured against."""
-        key = f"{limit}:{path}"
-        if key in self._importers_opened:
-            return
-        self._importers_opened.add(key)
-        found_pattern = importer_pattern(path, self.workspace)
-        if found_pattern is None:
-            return
-        pattern, include = found_pattern
-        clients, _ = await self.clients_for(path, budget=0, start=False)
-        if not clients:
-            return
-        from ..cancel import CancelToken
-        from ..ripgrep import SearchQuery, find_rg, search
-
-        query = SearchQuery(self.workspace, pattern, include=include)
+    def _changed(self, path: Path) -> Changed | None:
+        """The change to ``path``: its text now, and before (the commit's record, else the text
+        the servers were last sent)."""
         try:
-            found = await asyncio.wait_for(
-                search(query, rg=find_rg(self.config.rg_path), limit=max(50, limit), cancel=CancelToken()),
-                max(deadline - time.monotonic(), 0.01),
-            )
-        except Exception as exc:  # best effort: an importer we miss is only unreported
-            log.info("looking for importers of %s failed: %s", path, exc)
-            return
-        importers = list(dict.fromkeys(Path(m.path) for m in found.matches if Path(m.path) != path))
-        opened: list[tuple[LspClient, str]] = []
-        for importer in importers[:limit]:
-            try:
-                text = importer.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            for client, config in clients:
-                if importer.suffix.lower() in config.extensions and importer.as_uri() not in client.texts:
-                    client.sync(importer, text, language_id(config, importer))
-                    opened.append((client, importer.as_uri()))
-        if opened:
-            await asyncio.gather(*(client.first_publish(uri, deadline) for client, uri in opened))
+            new = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        committed = self._old_texts.pop(path, None)
+        old = committed[0] if committed is not None and committed[1] == new else None
+        if old is None:
+            sent = [c.texts[path.as_uri()] for c in self.clients.values() if path.as_uri() in c.texts]
+            old = sent[0] if sent else None
+        return Changed(path, old, new, changed_regions(old, new) if old is not None else [])
 
     # --- the lsp tool (NavigationSource) ------------------------------------------------------
 
@@ -312,10 +322,32 @@ class LspManager(ServerSupervisor):
             raise LspError(f"no language server for this file supports {operation} (servers: {names}){detail}")
         client, config = able[0]
         text = path.read_text(encoding="utf-8", errors="replace")
-        client.sync(path, text, language_id(config, path))
+        self._send(client, config, path, text)
         if operation in SEARCHES_IMPORTERS:
-            await self._open_importers(path, time.monotonic() + IMPORTERS_BUDGET_S, MAX_IMPORTERS_SEARCHED)
+            await self._open_importers(client, config, path, time.monotonic() + IMPORTERS_BUDGET_S)
         return client, notes
+
+    async def _open_importers(self, client: LspClient, config: ServerConfig, path: Path, deadline: float) -> None:
+        """Open (once per file and server) up to MAX_IMPORTERS_SEARCHED files that import ``path``
+        and wait (until ``deadline``) for the server to have read them."""
+        key = f"{instance_key(config.name, client.root)}:{path}"
+        if key in self._importers_opened:
+            return
+        self._importers_opened.add(key)
+        found = await importers_of(path, self.workspace, self.config.rg_path, None, deadline - time.monotonic())
+        importers = found or []  # best effort: a use the server then misses is listed by no one
+        opened = []
+        for importer in importers[:MAX_IMPORTERS_SEARCHED]:
+            if importer.suffix.lower() not in config.extensions or importer.as_uri() in client.texts:
+                continue
+            try:
+                text = importer.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            client.sync(importer, text, language_id(config, importer))
+            opened.append(importer.as_uri())
+        if opened and not client.can_ask:
+            await asyncio.gather(*(client.first_publish(uri, deadline) for uri in opened))
 
     async def request(self, client: LspClient, name: str, params: Any) -> Any:
         """A navigation request; one that runs out is cancelled and reported, the server kept."""
@@ -339,5 +371,12 @@ class LspManager(ServerSupervisor):
         self._awaiting.clear()
 
 
-if TYPE_CHECKING:  # the lsp tool's seam, checked by mypy: LspManager offers what the tool asks
+def _as_read(data: bytes) -> str:
+    """``data`` as ``Path.read_text(encoding="utf-8", errors="replace")`` reads it (line ends
+    translated), which is how the servers are sent a file."""
+    return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+
+
+if TYPE_CHECKING:  # the seams, checked by mypy: LspManager offers what the lsp tool and the session ask
     _NAVIGATION: type[NavigationSource[LspClient]] = LspManager
+    _OLD_TEXTS: type[KeepsOldTexts] = LspManager

@@ -155,26 +155,29 @@ class ToolsmithServer:
         error result, so the session and the server serve on. (A native crash cannot be caught:
         parsing, the one place hostile input meets native code, runs in a child first when the
         input looks hostile, syntax/probe.py.)"""
-        from ..llm.tools.contract import ToolResponse
+        from ..errors import InternalError
+        from ..llm.tools.runner import error_response
 
         try:
             return await self._run_call(ctx, params)
         except Exception as exc:
             log.exception("tools/call %s failed", params.name)
-            failed = ToolResponse(f"Internal error in the MCP server answering {params.name}: {type(exc).__name__}: "
-                                  f"{exc}. The server serves on; its log has the details.", is_error=True)  # fmt: skip
-            return call_result(failed)
+            failed = InternalError(f"Internal error in the MCP server answering {params.name}: {type(exc).__name__}: "
+                                   f"{exc}. The server serves on; its log has the details.")  # fmt: skip
+            return call_result(error_response(failed))
 
     async def _run_call(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         from ..cancel import CancelToken
-        from ..llm.tools.contract import ToolResponse
         from .http_sessions import cancel_when_client_leaves
 
         key = self._session_key(ctx)
         if key is None:
-            return call_result(ToolResponse(STATELESS_REFUSAL, is_error=True, metadata={"error": "no_session"}))
+            from ..errors import ToolError
+            from ..llm.tools.runner import error_response
+
+            return call_result(error_response(ToolError(STATELESS_REFUSAL, code="no_session")))
         if key not in self.sessions and len(self.sessions) >= self.max_sessions:
             return call_result(self._too_many_sessions())
         entry = await self._entry(key, ctx)
@@ -307,15 +310,16 @@ class ToolsmithServer:
             await asyncio.to_thread(self.audit.close)
 
     def _too_many_sessions(self) -> ToolResponse:
-        from ..llm.tools.contract import ToolResponse
+        from ..errors import ToolError
+        from ..llm.tools.runner import error_response
 
-        return ToolResponse(
+        return error_response(ToolError(
             f"This server already has {len(self.sessions)} open sessions, its limit (--max-sessions "
             f"{self.max_sessions}). Close a session you no longer use (an MCP client's DELETE of its session), "
             f"or retry later: sessions without a call for {self.session_idle_s:.0f} s are closed.",
-            is_error=True,
-            metadata={"error": "too_many_sessions", "limit": self.max_sessions},
-        )
+            {"limit": self.max_sessions},
+            code="too_many_sessions",
+        ))  # fmt: skip
 
     def calls_of(self, key: str) -> int:
         entry = self.sessions.get(key)

@@ -3,7 +3,7 @@
 Diagnostics come from markers in the document text, one per matching line:
   ERROR: msg / WARN: msg / INFO: msg / HINT: msg   -> a diagnostic of that severity at the marker
   MANY_ERRORS n                                    -> n errors on that line
-  DELAY_MS n                                       -> publish n ms after the change
+  DELAY_MS n                                       -> publish (or answer a pull) n ms after the change
   CRASH                                            -> the server exits at once
   HANG                                             -> the server stops reading and writing (hung)
   TOUCH name                                       -> also publish one error for sibling file "name"
@@ -14,9 +14,17 @@ definition/references/hover for a word find "def <word>" lines and occurrences o
 documentSymbol lists "def <name>" lines; workspace/symbol searches open documents.
 Environment switches, to play the real servers' quirks:
   PULL=1                 also offer pull diagnostics
+  PULL_DYNAMIC=1         like basedpyright: answer pull diagnostics, but offer them only by
+                         registering them (client/registerCapability) after initialized,
+                         when the client declares dynamic registration; ask the client to pull again
+                         (workspace/diagnostic/refresh) after each change, and exit when it
+                         answers that with an error
+  STALE_PUSH=1           like basedpyright's push: a change's first publish repeats the previous
+                         diagnostics under the new version; the real ones follow 300 ms later
   NO_EMPTY_REPUBLISH=1   like typescript-language-server: no versions, and nothing published when
                          a file that had no diagnostics still has none
   NO_NAV=1               like ruff: diagnostics only, no navigation
+  NO_SYMBOLS=1           navigation, but no document symbols (a name cannot be looked up)
   ENCODING=utf-16        columns in UTF-16 code units (pygls otherwise takes the client's UTF-32)
   HOVER_DELAY_MS=n       hover answers after n ms (a cancelled hover never answers)
 """
@@ -40,10 +48,20 @@ SEVERITY = {
     "HINT": types.DiagnosticSeverity.Hint,
 }
 PULL = os.environ.get("PULL") == "1"
+PULL_DYNAMIC = os.environ.get("PULL_DYNAMIC") == "1"
+STALE_PUSH = os.environ.get("STALE_PUSH") == "1"
+_last_published: dict[str, list[types.Diagnostic]] = {}
+_refreshes: set[asyncio.Future[None]] = set()
 NO_EMPTY_REPUBLISH = os.environ.get("NO_EMPTY_REPUBLISH") == "1"
 NO_NAV = os.environ.get("NO_NAV") == "1"
+NO_SYMBOLS = NO_NAV or os.environ.get("NO_SYMBOLS") == "1"
 UTF16 = os.environ.get("ENCODING") == "utf-16"
 _last_empty: dict[str, bool] = {}
+
+if PULL_DYNAMIC:  # answered from the start, never offered in the initialize result
+    from pygls.capabilities import ServerCapabilitiesBuilder
+
+    ServerCapabilitiesBuilder._with_diagnostic_provider = lambda self: self  # type: ignore[method-assign]
 
 if UTF16:
     from pygls.capabilities import ServerCapabilitiesBuilder
@@ -90,6 +108,11 @@ async def publish(uri: str) -> None:
     document = server.workspace.get_text_document(uri)
     diags, delay = diagnostics_for(document.source)
     analysed = document.version  # a publish names the version it was computed from
+    if STALE_PUSH and uri in _last_published:
+        stale = types.PublishDiagnosticsParams(uri=uri, diagnostics=_last_published[uri], version=analysed)
+        server.text_document_publish_diagnostics(stale)
+        delay = max(delay, 300)
+    _last_published[uri] = diags
     if delay:
         await asyncio.sleep(delay / 1000)
     if NO_EMPTY_REPUBLISH and not diags and _last_empty.get(uri):
@@ -109,9 +132,25 @@ async def publish(uri: str) -> None:
 
 
 @server.feature(types.INITIALIZED)
-def initialized(params: types.InitializedParams) -> None:
+async def initialized(params: types.InitializedParams) -> None:
     # Like typescript-language-server's $/typescriptVersion: a notification the client does not know.
     server.protocol.notify("$/markerVersion", {"version": "1.0"})
+    diagnostic = server.protocol.client_capabilities.text_document
+    if PULL_DYNAMIC and diagnostic and diagnostic.diagnostic and diagnostic.diagnostic.dynamic_registration:
+        options = types.DiagnosticRegistrationOptions(inter_file_dependencies=True, workspace_diagnostics=False)
+        registration = types.Registration(id="marker-pull", method=types.TEXT_DOCUMENT_DIAGNOSTIC,
+                                          register_options=options)  # fmt: skip
+        await server.client_register_capability_async(types.RegistrationParams([registration]))
+
+
+async def refresh() -> None:
+    """Ask the client to pull again; an error answer ends the server (basedpyright does so)."""
+    try:
+        await server.protocol.send_request_async(types.WORKSPACE_DIAGNOSTIC_REFRESH, None)
+    except Exception:
+        os._exit(4)
+    finally:
+        _refreshes.discard(asyncio.current_task())  # type: ignore[arg-type]
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
@@ -121,15 +160,20 @@ async def did_open(params: types.DidOpenTextDocumentParams) -> None:
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 async def did_change(params: types.DidChangeTextDocumentParams) -> None:
+    if PULL_DYNAMIC:
+        _refreshes.add(asyncio.ensure_future(refresh()))
     await publish(params.text_document.uri)
 
 
-if PULL:
+async def pull_answer(params: types.DocumentDiagnosticParams) -> types.FullDocumentDiagnosticReport:
+    document = server.workspace.get_text_document(params.text_document.uri)
+    diags, delay = diagnostics_for(document.source)
+    await asyncio.sleep(delay / 1000)  # DELAY_MS delays the answer too
+    return types.FullDocumentDiagnosticReport(items=diags)
 
-    @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, types.DiagnosticOptions(False, False))
-    def pull(params: types.DocumentDiagnosticParams) -> types.FullDocumentDiagnosticReport:
-        document = server.workspace.get_text_document(params.text_document.uri)
-        return types.FullDocumentDiagnosticReport(items=diagnostics_for(document.source)[0])
+
+if PULL or PULL_DYNAMIC:
+    server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, types.DiagnosticOptions(False, False))(pull_answer)
 
 
 def _word_at(uri: str, position: types.Position) -> str:
@@ -168,7 +212,7 @@ async def hover(params: types.HoverParams) -> types.Hover:
     return types.Hover(types.MarkupContent(types.MarkupKind.PlainText, f"word: {word}"))
 
 
-@(lambda f: f) if NO_NAV else server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+@(lambda f: f) if NO_SYMBOLS else server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
 def symbols(params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
     document = server.workspace.get_text_document(params.text_document.uri)
     out = []

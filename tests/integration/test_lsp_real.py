@@ -26,15 +26,21 @@ def test_basedpyright_and_ruff_are_installed_by_the_dev_extra() -> None:
         assert find_executable(name) is not None, f"pip install -e '.[dev]' should provide {name}"
 
 
-@pytest.fixture
-def patient(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The machine may be loaded (basedpyright took 3.7 s for a 2-line file here): these tests
-    check what the servers report, so the waits become hang guards and end on the server's signal."""
-    from agent_toolsmith.lsp import manager
+def be_patient(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The machine may be loaded (basedpyright took 3.7 s for a 2-line file here): tests that
+    check what the servers report make the waits hang guards, ended by the server's answer."""
+    from agent_toolsmith.lsp import crossfile, manager
 
     for name, seconds in (("WAIT_CAP_S", 25.0), ("OTHER_FILES_WAIT_S", 12.0), ("IMPORTERS_BUDGET_S", 12.0),
-                          ("VIEW_COLD_CAP_S", 25.0), ("SETTLE_QUIET_S", 3.0)):  # fmt: skip
+                          ("VIEW_COLD_CAP_S", 25.0), ("VIEW_WAIT_CAP_S", 12.0)):  # fmt: skip
         monkeypatch.setattr(manager, name, seconds)
+    monkeypatch.setattr(crossfile, "SETTLE_QUIET_S", 3.0)
+    monkeypatch.setattr(crossfile, "REFERENCES_BUDGET_S", 10.0)
+
+
+@pytest.fixture
+def patient(monkeypatch: pytest.MonkeyPatch) -> None:
+    be_patient(monkeypatch)
 
 
 @pytest.fixture

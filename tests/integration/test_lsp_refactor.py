@@ -18,6 +18,8 @@ from agent_toolsmith.config import Config
 from agent_toolsmith.permission import Decision, PermissionRequest
 from agent_toolsmith.session import Session
 
+from tests.integration.test_lsp_real import be_patient
+
 ROOT = Path(__file__).resolve().parents[2]
 TS_SERVER = ROOT / ".lsp-servers" / "node_modules" / ".bin" / "typescript-language-server"
 
@@ -68,9 +70,8 @@ def patient(monkeypatch: pytest.MonkeyPatch) -> None:
     """Starting and answering become hang guards (the tests check answers, not speed)."""
     from agent_toolsmith.lsp import client, manager
 
-    for name, seconds in (("WAIT_CAP_S", 25.0), ("OTHER_FILES_WAIT_S", 12.0), ("IMPORTERS_BUDGET_S", 12.0),
-                          ("QUERY_START_S", 90.0), ("SETTLE_QUIET_S", 3.0)):  # fmt: skip
-        monkeypatch.setattr(manager, name, seconds)
+    be_patient(monkeypatch)
+    monkeypatch.setattr(manager, "QUERY_START_S", 90.0)
     monkeypatch.setattr(client, "REQUEST_TIMEOUT_S", 60.0)
 
 

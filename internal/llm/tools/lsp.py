@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ...errors import LspUnavailable, NoChange, ToolError
+from ...errors import InvalidParams, IsDirectory, LspUnavailable, NoChange, ToolError
 from ...fsutil.paths import not_found_error
+from ...fsutil.printable import printable
 from ...lsp import results
 from ...lsp.api import LspError, NavigationServer, NavigationSource
 from ...lsp.diagnostics import format_report, truth_notes, with_late_label, with_notes
@@ -84,9 +85,9 @@ class LspTool(Tool):
     async def run(self, params: LspParams, ctx: LspServices) -> ToolResponse:
         path = ctx.resolve(params.file_path)
         await ctx.require_read_permission(self.name, path)
-        if not path.is_file():  # the file first, then the server (seed 2.12)
+        if not path.is_file():  # the file first, then the server
             if path.is_dir():
-                raise ToolError(f"{path} is a directory; give the lsp tool a file.")
+                raise IsDirectory(f"{printable(str(path))} is a directory; give the lsp tool a file.")
             raise not_found_error(path)
         manager = ctx.lsp
         if manager is None:
@@ -102,22 +103,22 @@ class LspTool(Tool):
             if missing:
                 raise LspUnavailable(
                     f"No language server can run for {ctx.display(path)}: {'; '.join(missing)}. Install it or "
-                    "fix its command under [lsp.servers.NAME] in .toolsmith/config.toml."
+                    "fix its command under [lsp.servers.NAME] in your own config (docs/config.md)."
                 )
             raise LspUnavailable(
                 f"No LSP server is configured for *{path.suffix or path.name} files. Install a language server "
                 "for it (e.g. basedpyright or pylsp for Python, gopls, typescript-language-server, rust-analyzer, "
-                "clangd) or add one under [lsp.servers.NAME] in .toolsmith/config.toml (command, extensions)."
+                "clangd) or add one under [lsp.servers.NAME] in your own config (command, extensions; docs/config.md)."
             )
         _check_position_params(params)
         if params.operation == "workspace_symbol" and not params.query:
-            raise ToolError("operation workspace_symbol needs a query.")
+            raise InvalidParams("operation workspace_symbol needs a query.")
         try:
             if params.operation == "rename":
                 return await self._rename(params, path, manager, ctx)
             text = await self._dispatch(params, path, manager, ctx)
         except LspError as exc:
-            raise ToolError(f"The language server failed: {exc}.") from exc
+            raise ToolError(f"The language server failed: {exc}.", code="lsp_failed") from exc
         return ToolResponse(text, metadata={"operation": params.operation, "file_path": str(path)})
 
     async def _rename(
@@ -147,7 +148,11 @@ class LspTool(Tool):
             footer = f"\n{footer}" if footer else ""
             if outcome.diags is None:
                 return f"No language server could report on {name}.{footer}"
-            report = with_late_label(format_report({name: outcome.diags}, errors_only=False, context="query"), outcome)
+            # Just changed: the diagnostics on or near the changed lines come first (the cap hides the rest).
+            found = format_report(
+                {name: outcome.diags}, errors_only=False, context="query", focus={name: outcome.focus}
+            )
+            report = with_late_label(found, outcome)
             if not report:
                 sure = not outcome.unconfirmed and not outcome.quiet
                 report = f"No diagnostics for {name}." if sure else f"No diagnostics received for {name} yet."
@@ -215,7 +220,7 @@ def _refuse_stale(ctx: LspServices, edit: Any, client: NavigationServer) -> None
             f"Nothing was renamed: the language server computed the rename on an older text of {', '.join(stale)} "
             "(changed outside this session since the server opened it). It has the current text now: ask for the "
             "rename again.",
-            {"error": "rename_stale"},
+            code="rename_stale",
         )
 
 
@@ -231,12 +236,12 @@ async def _apply_rename(
     try:
         per_file = file_edits(edit) if edit is not None else {}
     except WorkspaceEditError as exc:
-        raise ToolError(f"Nothing was renamed: {exc}.", {"error": exc.code}) from exc
+        raise ToolError(f"Nothing was renamed: {exc}.", code=exc.code) from exc
     if not per_file:
         raise ToolError(
             f"The language server found nothing to rename at that position in {ctx.display(path)} "
             "(is it on a name? view the line, or use symbol).",
-            {"error": "rename_nothing"},
+            code="rename_nothing",
         )
     plans = sorted(per_file.items())
     targets = [Target(p, _rename_plan(ctx, p, edits, encoding), read="optional") for p, edits in plans]
@@ -261,7 +266,7 @@ async def _apply_rename(
         return text, {"operation": "rename", "file_path": str(path), "files": files, "edits": total}
 
     unchanged = NoChange(
-        f"Renaming to {new_name!r} changes no file (is it the same name?).", {"error": "rename_nothing"}
+        f"Renaming to {new_name!r} changes no file (is it the same name?).", code="rename_nothing"
     )
     request = ChangeRequest("lsp", targets, describe, gate_name="rename", unchanged=unchanged)
     return await change_files(ctx, request, report)
@@ -278,7 +283,7 @@ def _rename_plan(ctx: LspServices, path: Path, edits: Any, encoding: str) -> Any
         try:
             new_raw = apply_text_edits(old.raw, edits, encoding)
         except WorkspaceEditError as exc:
-            raise ToolError(f"Nothing was renamed: {exc} ({ctx.display(path)}).", {"error": exc.code}) from exc
+            raise ToolError(f"Nothing was renamed: {exc} ({ctx.display(path)}).", code=exc.code) from exc
         if new_raw == old.raw:
             return None
         return Planned(new=TextFile(new_raw, old.encoding, old.bom, old.eol), value=len(edits))
@@ -290,15 +295,15 @@ def _check_position_params(params: LspParams) -> None:
     if params.operation not in NEEDS_POSITION:
         return
     if params.symbol is not None and (params.line is not None or params.character is not None):
-        raise ToolError("Give either symbol or line and character, not both.", {"error": "position_and_symbol"})
+        raise ToolError("Give either symbol or line and character, not both.", code="position_and_symbol")
     if params.symbol is None and (params.line is None or params.character is None):
-        raise ToolError(
+        raise InvalidParams(
             f"operation {params.operation} needs line and character (1-based), or symbol (a name defined in the file)."
         )
     if params.symbol is not None and not params.symbol.strip():
-        raise ToolError("symbol is empty: give a name defined in the file, e.g. `greet` or `Greeter.greet`.")
+        raise InvalidParams("symbol is empty: give a name defined in the file, e.g. `greet` or `Greeter.greet`.")
     if params.operation == "rename" and not (params.new_name or "").strip():
-        raise ToolError("operation rename needs new_name.", {"error": "missing_new_name"})
+        raise ToolError("operation rename needs new_name.", code="missing_new_name")
 
 
 async def _position(
@@ -326,7 +331,7 @@ async def _resolve_symbol(
         raise ToolError(
             f"{client.config.name} cannot list the symbols of {ctx.display(path)}, so symbol cannot be used "
             "here: give line and character.",
-            {"error": "symbol_unsupported"},
+            code="symbol_unsupported",
         )
     doc = types.TextDocumentIdentifier(path.as_uri())
     found = await manager.request(
@@ -349,11 +354,11 @@ async def _resolve_symbol(
             raise ToolError(
                 f"symbol {query!r} matches {len(matches)} symbols in {ctx.display(path)}; give the dotted path "
                 f"(e.g. Class.method) or line and character:\n{listing}",
-                {"error": "ambiguous_symbol"},
+                code="ambiguous_symbol",
             )
         raise ToolError(
             f"No symbol {query!r} in {ctx.display(path)}. Symbols in the file:\n{listing or '  (none)'}",
-            {"error": "symbol_not_found"},
+            code="symbol_not_found",
         )
     _, symbol = matches[0]
     selection = getattr(symbol, "selection_range", None)
