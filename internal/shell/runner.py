@@ -73,7 +73,7 @@ __ts_save() {
   [[ -n ${__ts_saved-} ]] && return "${1-0}"
   __ts_saved=1
   { builtin printf '@MARK@\0'; builtin pwd -P; builtin printf '\0'; command -p env -0; builtin printf '@END@\0'
-  } >&@FD@ 2>/dev/null
+  } 2>/dev/null >&@FD@
   return "${1-0}"
 }
 readonly -f __ts_save

@@ -82,6 +82,13 @@ def test_timeout_kills_the_whole_group(run: Runner) -> None:
     assert not pid_alive(child)
 
 
+
+def test_a_stopped_shell_adds_nothing_of_its_own_to_the_output(run: Runner) -> None:
+    """Saving its state as it is stopped (the exit hook) never reaches the command's output."""
+    r = run("bash", {"command": "sleep 30", "timeout": 1000})
+    assert r.metadata["timed_out"] and r.content.startswith("no output\n"), r.content
+
+
 def test_background_child_holding_stdout_does_not_block(run: Runner) -> None:
     started = time.monotonic()
     r = run("bash", {"command": "(sleep 30; echo late) & echo now"})
