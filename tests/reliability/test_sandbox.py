@@ -12,7 +12,6 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 import uuid
 from collections.abc import Iterator
@@ -70,7 +69,8 @@ def bypasses(port: int) -> list[str]:
         f"bash -c '{tcp}'",
         f"echo {encoded} | base64 -d | bash",
         f"bash <<'EOF'\n{tcp}\nEOF",
-        f"{sys.executable} -c \"import socket; socket.create_connection(('127.0.0.1', {port})); print('REACHED')\"",
+        # python3 from PATH, not this run's interpreter: that may live under /tmp, hidden in the sandbox.
+        f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port})); print('REACHED')\"",
         f"perl -MIO::Socket::INET -e 'IO::Socket::INET->new(\"127.0.0.1:{port}\") and print \"REACHED\\n\"'",
     ]
     curl = shutil.which("curl")

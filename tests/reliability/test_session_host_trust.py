@@ -13,7 +13,6 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -60,7 +59,9 @@ def sandboxed_workspace(workspace: Path) -> None:
 
 def probe(workspace: Path, state: Path, session: str) -> str:
     (workspace / "probe.py").write_text(PROBE)
-    command = json.dumps({"command": f"{sys.executable} probe.py {state}"})
+    # python3 from PATH: this test run's own interpreter may live under /tmp (a fresh clone there),
+    # which the sandbox replaces with a private /tmp.
+    command = json.dumps({"command": f"python3 probe.py {state}"})
     done = cli(workspace, "bash", command, session=session)
     assert done.returncode in (0, 1), done.stdout + done.stderr
     return done.stdout
