@@ -62,7 +62,11 @@ def render(page: Page, offset: int, max_bytes: int) -> tuple[str, int]:
     # At least a character a byte, and 8 for the number, the bar and the newline: a page that
     # cannot fit is cut line by line below without numbering the lines past the cut.
     if lines and sum(map(len, lines)) + 8 * len(lines) + len("<file>\n</file>") <= max_bytes:
-        body = "\n".join(map(_numbered, range(offset + 1, offset + 1 + len(lines)), lines))
+        numbers = range(offset + 1, offset + 1 + len(lines))
+        if max(map(len, lines)) <= MAX_LINE_CHARS:  # no line to cut: numbered by one C-level format
+            body = "\n".join(map("%6d|%s".__mod__, zip(numbers, lines)))
+        else:
+            body = "\n".join(map(_numbered, numbers, lines))
         size = len(body) if body.isascii() else len(body.encode("utf-8", "surrogatepass"))
         if len("<file>\n\n</file>") + size <= max_bytes:  # the whole page fits: the usual case
             return f"<file>\n{body}\n</file>", len(lines)
