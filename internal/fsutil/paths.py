@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..errors import IsDirectory, NotFound, NotRegular, Outside, Protected, ToolError
 from .printable import printable
+from .realpath import kernel_real_path
 
 #: How many similar names a "File not found" error suggests.
 MAX_SUGGESTIONS = 3
@@ -59,7 +60,7 @@ def real_path(path: Path) -> Path:
     realpath can fail mid-race (a component stops being a symlink between lstat and readlink:
     EINVAL); that is retried, then refused with a clear message.
     """
-    known = _kernel_real_path(path)
+    known = kernel_real_path(path)
     if known is not None:
         return known
     for _ in range(REALPATH_ATTEMPTS):
@@ -72,33 +73,6 @@ def real_path(path: Path) -> Path:
         "swapped); nothing was done. Try again.",
         code="path_changed",
     )
-
-
-#: Opens a path for its name only (no read, no FIFO wait, no automount of the last component).
-_O_PATH = getattr(os, "O_PATH", 0)
-#: What the kernel appends to the name of a file deleted while it is open.
-_DELETED = " (deleted)"
-
-
-def _kernel_real_path(path: Path) -> Path | None:
-    """The real path of an existing ``path`` as the kernel resolved it on opening (one open
-    and a readlink of /proc/self/fd, against an lstat per component for os.path.realpath);
-    None when it cannot say: no such file, no /proc, no O_PATH, or deleted meanwhile."""
-    if not _O_PATH:
-        return None
-    try:
-        fd = os.open(path, _O_PATH | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        resolved = os.readlink(f"/proc/self/fd/{fd}")
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if not resolved.startswith("/") or resolved.endswith(_DELETED):
-        return None
-    return Path(resolved)
 
 
 def is_within(path: Path, root: Path) -> bool:

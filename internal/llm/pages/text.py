@@ -64,7 +64,7 @@ def render(page: Page, offset: int, max_bytes: int) -> tuple[str, int]:
     if lines and sum(map(len, lines)) + 8 * len(lines) + len("<file>\n</file>") <= max_bytes:
         numbers = range(offset + 1, offset + 1 + len(lines))
         if max(map(len, lines)) <= MAX_LINE_CHARS:  # no line to cut: numbered by one C-level format
-            body = "\n".join(map("%6d|%s".__mod__, zip(numbers, lines)))
+            body = "\n".join(map("%6d|%s".__mod__, zip(numbers, lines, strict=True)))
         else:
             body = "\n".join(map(_numbered, numbers, lines))
         size = len(body) if body.isascii() else len(body.encode("utf-8", "surrogatepass"))

@@ -24,6 +24,7 @@ from ...fsutil.locks import PathLocks
 from ...logs import logger
 from ...permission import Answers, PermissionRequest, PermissionService, QuestionRequest
 from ...plan import Plan
+from ...ripgrep.query import ReadableRoots
 from ...state import StateDir
 from .builtins import BuiltinTools
 from .contract import DiagnosticsSource, Progress, ToolSet
@@ -107,6 +108,7 @@ class PathServices(CallServices, Protocol):
         ...
 
     def read_roots(self, approved: Path) -> list[Path]: ...
+    def readable_for(self, approved: Path) -> ReadableRoots: ...
     def read_guard(self, approved: Path) -> Callable[[Path], bool]: ...
     async def require_read_permission(self, tool: str, path: Path) -> Path: ...
     async def ask_user(self, request: QuestionRequest) -> Answers:
@@ -343,8 +345,11 @@ class ToolContext:
     def read_roots(self, approved: Path) -> list[Path]:
         """Roots for anchored reads: the readable roots, plus ``approved`` when the user allowed
         reading it outside them."""
-        roots = self.readable_roots()
-        return roots if fspaths.within_any(approved, roots) else [*roots, approved]
+        return self.readable_for(approved).all()
+
+    def readable_for(self, approved: Path) -> ApprovedRoots:
+        """:meth:`read_roots`, resolved only as far as the questions asked of it need."""
+        return ApprovedRoots(self._roots(), approved)
 
     def read_guard(self, approved: Path) -> Callable[[Path], bool]:
         """Whether a file actually opened (its descriptor's real path) may be read: the path that
@@ -411,6 +416,21 @@ class _ReadableRoots:
         while self._next() is not None:
             pass
         return list(self._resolved)
+
+
+class ApprovedRoots:
+    """The readable roots and a path approved outside them (see ToolContext.read_roots)."""
+
+    def __init__(self, roots: _ReadableRoots, approved: Path) -> None:
+        self._roots = roots
+        self._approved = approved
+
+    def cover(self, real: Path) -> bool:
+        return self._roots.cover(real) or fspaths.is_within(real, self._approved)
+
+    def all(self) -> list[Path]:
+        roots = self._roots.all()
+        return roots if fspaths.within_any(self._approved, roots) else [*roots, self._approved]
 
 
 def _satisfies_every_view(ctx: ToolContext) -> tuple[LspServices, ProcessServices, UserServices]:

@@ -1,0 +1,178 @@
+"""ls ``{depth: 1}`` without rg: one read of the directory, answered as rg would answer.
+
+A one-level listing shows a directory's files and the subdirectories that hold, at any depth, a
+file the full listing shows. rg would be started for the files alone — a process start, and the
+walk beside it (directories.py) to learn which subdirectories to show. Here the directory is read
+once (``scandir`` of a descriptor checked to be inside the readable roots), its entries filtered
+by the ignore files of the directory and its ancestors and by the ignore globs, and each
+subdirectory is shown or not by its *proof* (proofs.py): the directory, the directories on the
+way to the file that showed it last time and their ignore files, unchanged since by their stats.
+
+Only stats and that one read happen on the calling thread. A subdirectory without a proof (the
+first listing, a change) is looked into by the same code on a thread that reads only the
+readable roots (runner.py), where its proof is made for next time.
+
+The answer is rg's whenever the rules are known exactly (fallback.exact_glob, and the property
+test tests/property/test_shallow_listing.py against rg's own listing); otherwise — an escape or
+an unusual glob in an ignore file, rules in git's ``info/exclude`` or the global excludes file,
+a ripgrep configuration file — :func:`shallow_rules` says None and rg answers.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..cancel import CancelToken
+from ..fsutil.paths import fd_real_path, within_any
+from .confine import git_global_excludes
+from .directories import holds_file
+from .fallback import GlobSet, IgnoreRule, InexactRules, ignored, walk_start
+from .proofs import proof_says
+from .query import FileQuery, ReadableRoots, SearchResult
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+class NeedsLook(Exception):
+    """A subdirectory has no proof: the listing must look into it (on a confined thread)."""
+
+
+@dataclass(frozen=True)
+class ShallowRules:
+    """What filters the root's entries: its and its ancestors' ignore rules, the globs, and the
+    key their proofs are kept under."""
+
+    rules: list[IgnoreRule]
+    globs: GlobSet
+    key: object
+
+
+def shallow_rules(query: FileQuery) -> ShallowRules | None:
+    """The rules of a one-level listing of ``query.root``, or None when rg must answer (they are
+    not known exactly). Reads the ancestors' ignore and git files: made on the calling thread,
+    which may read them (a confined thread could not follow a worktree's ``.git`` pointer)."""
+    if os.environ.get("RIPGREP_CONFIG_PATH"):
+        return None  # rg's own configuration may add flags
+    try:
+        globs, stack = walk_start(query, strict=True)
+        if _git_excludes_have_rules(str(query.root)):
+            return None
+    except InexactRules:
+        return None
+    rules = stack[0][2]
+    return ShallowRules(rules, globs, (tuple(rules), query.globs))
+
+
+def list_shallow(
+    query: FileQuery, rules: ShallowRules, cancel: CancelToken, *, limit: int, look: bool
+) -> SearchResult:
+    """The files and the shown subdirectories of ``query.root`` (``query.max_depth`` is 1).
+    Without ``look`` a subdirectory must be shown or hidden by its proof, else NeedsLook; with
+    it, subdirectories without one are looked into. InexactRules when a look meets an ignore
+    file not read exactly (rg answers then); None-like failures of the root raise OSError."""
+    root = str(query.root)
+    base = root.rstrip("/")
+    fd = os.open(root, _DIR_FLAGS)
+    try:
+        if query.readable and not _inside(fd, query.readable):
+            raise PermissionError(f"{root} is not inside the readable roots")
+        with os.scandir(fd) as found:  # stats below are relative to this scan's descriptor
+            entries = list(found)
+            subdirectories = [entry for entry in entries if entry.is_dir(follow_symlinks=False)]
+            names = _shown([entry.name for entry in entries if entry.is_file(follow_symlinks=False)], False, rules)
+            shown = set(_shown([entry.name for entry in subdirectories], True, rules))
+            directories = []
+            for entry in subdirectories:
+                name = entry.name
+                if name not in shown:
+                    continue
+                path = f"{base}/{name}"
+                says = proof_says(path, entry.stat(follow_symlinks=False), rules.key)
+                if says is None:
+                    if not look:
+                        raise NeedsLook(path)
+                    cancel.raise_if_cancelled()
+                    says = holds_file(path, name, rules.rules, rules.globs, cancel, rules_key=rules.key)
+                if says:
+                    directories.append(name)
+    finally:
+        os.close(fd)
+    files = [f"{base}/{name}" for name in names[:limit]]
+    return SearchResult(files=files, directories=directories, stopped_early=len(names) > limit, confined=True)
+
+
+def _shown(names: list[str], is_dir: bool, rules: ShallowRules) -> list[str]:
+    """The root's entries among ``names`` that the listing shows: allowed by the globs, and not
+    ignored."""
+    allowed = rules.globs.allowed_names(names, is_dir)
+    if not rules.rules:  # no ignore file above or in the root: nothing more to ask
+        return allowed
+    return [name for name in allowed if not ignored(name, is_dir, rules.rules)]
+
+
+def _inside(fd: int, readable: tuple[Path, ...] | ReadableRoots) -> bool:
+    real = fd_real_path(fd)
+    if real is None:
+        return False
+    return within_any(real, list(readable)) if isinstance(readable, tuple) else readable.cover(real)
+
+
+# --- git's own excludes: rg reads them too --------------------------------------------------
+
+
+def _git_excludes_have_rules(root: str) -> bool:
+    """Whether git's excludes that rg would read hold a rule: ``info/exclude`` of a repository
+    at the root or above it (a worktree's ``.git`` file followed to its git and common dirs),
+    and the global excludes files. Unreadable or unusual counts as having rules."""
+    directory = os.path.abspath(root)
+    while True:
+        for exclude in _info_excludes(f"{directory}/.git"):
+            if _has_rules(exclude):
+                return True
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return any(_has_rules(path) for path in git_global_excludes())
+
+
+def _info_excludes(git: str) -> list[str]:
+    """The ``info/exclude`` files of the repository whose ``.git`` entry is ``git`` (none when
+    there is no such entry)."""
+    try:
+        is_dir = os.path.isdir(git)
+        if not is_dir and not os.path.lexists(git):
+            return []
+        if is_dir:
+            return [f"{git}/info/exclude"]
+        with open(git, encoding="utf-8") as pointer:
+            text = pointer.read(4096).strip()
+    except (OSError, UnicodeDecodeError):
+        return [git]  # unreadable: _has_rules says it has rules
+    if not text.startswith("gitdir:"):
+        return [git]
+    gitdir = os.path.join(os.path.dirname(git), text[len("gitdir:") :].strip())
+    found = [f"{gitdir}/info/exclude"]
+    try:
+        with open(f"{gitdir}/commondir", encoding="utf-8") as common:
+            found.append(f"{os.path.join(gitdir, common.read(4096).strip())}/info/exclude")
+    except FileNotFoundError:
+        pass
+    except (OSError, UnicodeDecodeError):
+        found.append(git)
+    return found
+
+
+def _has_rules(path: str) -> bool:
+    try:
+        with open(path, "rb") as file:
+            data = file.read(1 << 20)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    if path.endswith("/.git"):  # a .git file that is not a pointer we could follow
+        return True
+    return any(line.strip() and not line.startswith(b"#") for line in data.splitlines())
