@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from .issues import SyntaxIssue
 
 if TYPE_CHECKING:
-    from tree_sitter import Node
+    from tree_sitter import Node, TreeCursor
 
 _BLOCKS = ("module", "block")
 #: The nodes a block can be found in (Python's compound statements and their clauses; the set
@@ -57,14 +57,22 @@ def _children_to_check(node: Node, start: int, end: int) -> list[Node]:
 
 
 def _overlapping(node: Node, start: int, end: int) -> list[Node]:
-    """The named children of ``node`` that overlap or touch ``[start, end]``, and the one after
-    them (a change can leave the statement after it misplaced). A cursor walks them: the Node
-    sibling and child-for-byte calls are slower, and the latter crashes the process on some
-    nodes (py-tree-sitter 0.26.1)."""
+    """The named children of ``node`` that overlap or touch ``[start, end]``, the one after them
+    (a change can leave the statement after it misplaced) and the one before them (a change can
+    empty a block that ends where the change begins: the ``if x:`` whose only statement was
+    removed). A cursor walks them: the Node sibling and child-for-byte calls are slower, and the
+    latter crashes the process on some nodes (py-tree-sitter 0.26.1)."""
     cursor = node.walk()
     if cursor.goto_first_child_for_byte(max(0, start - 1)) is None:
-        return []
+        # Every child ends before the range: the last one may hold the emptied block.
+        return [last] if cursor.goto_last_child() and (last := _before(cursor)) is not None else []
     out: list[Node] = []
+    if cursor.goto_previous_sibling():
+        previous = _before(cursor)
+        if previous is not None:
+            out.append(previous)
+        cursor.reset(node)
+        cursor.goto_first_child_for_byte(max(0, start - 1))
     while True:
         child = cursor.node
         if child is not None and child.is_named:
@@ -77,6 +85,16 @@ def _overlapping(node: Node, start: int, end: int) -> list[Node]:
         if not cursor.goto_next_sibling():
             break
     return out
+
+
+def _before(cursor: TreeCursor) -> Node | None:
+    """The named child at ``cursor`` or, going back, the first that is not a comment (None if none)."""
+    while True:
+        child = cursor.node
+        if child is not None and child.is_named and child.type != "comment":
+            return child
+        if not cursor.goto_previous_sibling():
+            return None
 
 
 def _first_statement(block: Node) -> Node | None:

@@ -34,7 +34,7 @@ from ..affix import common_prefix_length
 from .issues import SyntaxIssue
 from .languages import language_for
 from .parse import MAX_PARSE_BYTES, Parsed, SyntaxCache, changed_range, parse_detached
-from .stretches import statement_starts, statements_apart, statements_together
+from .stretches import statement_starts, statements_apart, statements_reparsed, statements_together
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -68,12 +68,19 @@ def clean_by_statements(before: str, after: str, path: str, cache: SyntaxCache) 
         return False
     regions = [region for _, region in planned if region is not None]
     cuts = [_inner(new, region) for region in regions]
-    judged = statements_together([new[low:high] for low, high in cuts], language)
+    trees: list[Parsed] = []
+    judged = _reparsed(old, new, cuts, path, cache, trees)
+    if judged is None:
+        judged = statements_together([new[low:high] for low, high in cuts], language, trees=trees)
     if judged is None:  # the changed statements alone did not do: with the ones around them
         cuts = [(low, high) for low, high, _, _ in regions]
-        judged = statements_apart([new[low:high] for low, high in cuts], language)
+        judged = statements_apart([new[low:high] for low, high in cuts], language, trees=trees)
         if judged is None:
             return False
+    if trees:
+        cache.keep_stretch(path, trees[0])
+    else:
+        cache.stretches.pop(path, None)
     found = iter(zip(regions, cuts, judged, strict=True))
     new_starts: list[int] = []
     for kept, region in planned:
@@ -85,6 +92,26 @@ def clean_by_statements(before: str, after: str, path: str, cache: SyntaxCache) 
             new_starts += [cut_high] if cut_high != high else []  # and the one after
     cache.statements.put(path, new, new_starts)
     return True
+
+
+def _reparsed(
+    old: bytes, new: bytes, cuts: list[tuple[int, int]], path: str, cache: SyntaxCache, trees: list[Parsed]
+) -> list[list[int]] | None:
+    """The one changed stretch judged from the stretch the last change left (its tree kept in
+    ``cache``), when that is exactly what this change changed: an edit to a statement edited
+    just before — the usual next edit — is parsed incrementally, not again from its start."""
+    kept = cache.stretches.get(path)
+    if kept is None or len(cuts) != 1:
+        return None
+    low, high = cuts[0]
+    before = old[low : high - (len(new) - len(old))]
+    if before != kept.source:
+        return None
+    judged = statements_reparsed(kept, new[low:high])
+    if judged is None:
+        return None
+    trees.append(judged[1])
+    return [judged[0]]
 
 
 #: A region: ``(low, high)`` in new, and within it where the changed statements start and end

@@ -111,6 +111,15 @@ class SyntaxCache:
         self._size = size
         self._trees: OrderedDict[str, list[Parsed]] = OrderedDict()  # per file, newest last
         self.statements = StatementStarts(size)
+        #: Per file, the last stretch of statements the fast path judged clean on its own, with
+        #: its tree: the next change to the same statements is parsed from it (local.py).
+        self.stretches: OrderedDict[str, Parsed] = OrderedDict()
+
+    def keep_stretch(self, key: str, parsed: Parsed) -> None:
+        self.stretches[key] = parsed
+        self.stretches.move_to_end(key)
+        while len(self.stretches) > self._size:
+            self.stretches.popitem(last=False)
 
     def get(self, key: str) -> Parsed | None:
         """The newest tree of ``key`` (the seed of its next incremental parse)."""
@@ -181,6 +190,23 @@ def parse_detached(source: bytes, language: str) -> Parsed | None:
     """A parse of ``source`` on its own (no cache): a piece of a file, judged apart from it.
     None for a piece that looks deeply nested: the whole file's parse (with its probe) decides."""
     return None if looks_deep(source) else parse_in_process(source, language)
+
+
+def reparse_detached(previous: Parsed, source: bytes) -> Parsed | None:
+    """A parse of ``source`` on its own, seeded with the tree of ``previous`` (a piece of a
+    file that ``source`` changes in one range): tree-sitter reparses what the change touches and
+    reuses the rest. None as :func:`parse_detached`, or when the change is too wide to reuse."""
+    if looks_deep(source):
+        return None
+    old_tree = _edited_copy(previous, source)
+    if old_tree is None:
+        return None
+    try:
+        parser = _parser(previous.language)
+    except Exception:  # a grammar the installed pack lacks
+        return None
+    tree = _bounded_parse(parser, source, old_tree)
+    return None if tree is None else Parsed(previous.language, source, tree)
 
 
 def parse_in_process(source: bytes, language: str) -> Parsed | None:
