@@ -21,6 +21,7 @@ a ripgrep configuration file — :func:`shallow_rules` says None and rg answers.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from ..fsutil.paths import fd_real_path, within_any
 from .confine import git_global_excludes
 from .directories import holds_file
 from .fallback import GlobSet, IgnoreRule, InexactRules, ignored, walk_start
-from .proofs import proof_says
+from .proofs import RACY_NS, Signature, proof_says, signature
 from .query import FileQuery, ReadableRoots, SearchResult
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
@@ -78,29 +79,61 @@ def list_shallow(
     try:
         if query.readable and not _inside(fd, query.readable):
             raise PermissionError(f"{root} is not inside the readable roots")
-        with os.scandir(fd) as found:  # stats below are relative to this scan's descriptor
-            entries = list(found)
-            subdirectories = [entry for entry in entries if entry.is_dir(follow_symlinks=False)]
-            names = _shown([entry.name for entry in entries if entry.is_file(follow_symlinks=False)], False, rules)
-            shown = set(_shown([entry.name for entry in subdirectories], True, rules))
-            directories = []
-            for entry in subdirectories:
-                name = entry.name
-                if name not in shown:
-                    continue
-                path = f"{base}/{name}"
-                says = proof_says(path, entry.stat(follow_symlinks=False), rules.key)
-                if says is None:
-                    if not look:
-                        raise NeedsLook(path)
-                    cancel.raise_if_cancelled()
-                    says = holds_file(path, name, rules.rules, rules.globs, cancel, rules_key=rules.key)
-                if says:
-                    directories.append(name)
+        names, candidates = _entries(fd, root, rules)
+        directories = []
+        for name in candidates:
+            path = f"{base}/{name}"
+            says = proof_says(path, os.stat(name, dir_fd=fd, follow_symlinks=False), rules.key)
+            if says is None:
+                if not look:
+                    raise NeedsLook(path)
+                cancel.raise_if_cancelled()
+                says = holds_file(path, name, rules.rules, rules.globs, cancel, rules_key=rules.key)
+            if says:
+                directories.append(name)
     finally:
         os.close(fd)
     files = [f"{base}/{name}" for name in names[:limit]]
     return SearchResult(files=files, directories=directories, stopped_early=len(names) > limit, confined=True)
+
+
+@dataclass(frozen=True)
+class _Entries:
+    """A directory's entries as a listing filtered them: the files it shows and the
+    subdirectories it may show, under the rules ``rules_key``, while the directory's signature is
+    ``signature`` (its entries the same names for the same inodes, as in proofs.py)."""
+
+    signature: Signature
+    rules_key: object
+    files: list[str]
+    subdirectories: list[str]
+
+
+#: The last entries read per listed directory (bounded, the oldest dropped first).
+_entries_kept: dict[str, _Entries] = {}
+#: Directories whose entries are kept.
+ENTRIES_KEPT = 256
+
+
+def _entries(fd: int, root: str, rules: ShallowRules) -> tuple[list[str], list[str]]:
+    """The names of the files of the directory open at ``fd`` that the listing shows, and of its
+    subdirectories the rules leave in: read with one scandir, or, while the directory is as it
+    was when that was last done, as it was then."""
+    st = os.fstat(fd)
+    kept = _entries_kept.get(root)
+    if kept is not None and kept.signature == signature(st) and kept.rules_key == rules.key:
+        return kept.files, kept.subdirectories
+    started = time.time_ns()
+    with os.scandir(fd) as found:
+        entries = list(found)
+        files = _shown([entry.name for entry in entries if entry.is_file(follow_symlinks=False)], False, rules)
+        subdirectories = _shown([entry.name for entry in entries if entry.is_dir(follow_symlinks=False)], True, rules)
+    _entries_kept.pop(root, None)
+    if max(st.st_mtime_ns, st.st_ctime_ns) < started - RACY_NS:  # else a change in the same tick could hide
+        if len(_entries_kept) >= ENTRIES_KEPT:
+            del _entries_kept[next(iter(_entries_kept))]
+        _entries_kept[root] = _Entries(signature(st), rules.key, files, subdirectories)
+    return files, subdirectories
 
 
 def _shown(names: list[str], is_dir: bool, rules: ShallowRules) -> list[str]:
