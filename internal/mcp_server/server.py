@@ -157,7 +157,7 @@ class ToolsmithServer:
     def has_stdio_session(self) -> bool:
         return not self._http and STDIO_KEY in self.sessions
 
-    async def call_without_dispatch(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult | None:
+    async def call_without_dispatch(self, name: str, arguments: dict[str, Any]) -> ToolResponse | None:
         """A tools/call of the stdio session answered without the SDK's dispatch (stdio_fast.py),
         as :meth:`_call_tool` answers it; None when it must take the SDK's way (the session does
         not exist yet: its first call asks the client for its roots)."""
@@ -167,13 +167,12 @@ class ToolsmithServer:
         entry.running += 1
         entry.calls += 1
         try:
-            response = await entry.session.run(name, arguments)
+            return await entry.session.run(name, arguments)
         except Exception as exc:
-            return call_result(_failed_call(name, exc))
+            return _failed_call(name, exc)
         finally:
             entry.running -= 1
             entry.last_used = time.monotonic()
-        return call_result(response)
 
     async def _run_call(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams

@@ -9,8 +9,8 @@ SDK reads it; everything else reaches the SDK untouched. A call takes this lane 
 - it is well formed: JSON-RPC 2.0, an integer or string ``id``, ``params`` with a string
   ``name`` and an object of ``arguments`` (or none);
 - it names its protocol version in ``_meta`` and that version has no handshake
-  (:data:`VERSIONS`: 2026-07-28, the SDK client's default): the result is shaped for it as the
-  SDK shapes it (its own per-version serializer, ``resultType``, the ``serverInfo`` stamp);
+  (:data:`VERSIONS`: 2026-07-28, the SDK client's default): the result is written as the SDK
+  writes it for that version (the wire result, ``resultType``, the ``serverInfo`` stamp);
   handshake-era clients keep the SDK's way;
 - it carries no progress token (progress notifications are the SDK's), and no cache hint is set
   for tools/call;
@@ -30,9 +30,11 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..logs import logger
+from .convert import call_result_wire
 from .sdk import types
 
 if TYPE_CHECKING:
+    from ..llm.tools.contract import ToolResponse
     from .server import ToolsmithServer
     from .stdio_streams import MessageWriter
 
@@ -103,25 +105,21 @@ class FastLane:
             return False
 
     async def _answer(self, request_id: int | str, name: str, arguments: dict[str, Any], version: str) -> None:
-        result = await self._server.call_without_dispatch(name, arguments)
-        if result is None:  # the session was closed meanwhile (the server is ending)
-            closed = types.TextContent(text="The MCP session was closed while the call was starting.")
-            result = types.CallToolResult(content=[closed], is_error=True)
-        await self._write({"jsonrpc": "2.0", "id": request_id, "result": self._shaped(result, version)})
+        from ..llm.tools.contract import ToolResponse
 
-    def _shaped(self, result: types.CallToolResult, version: str) -> dict[str, Any]:
-        """``result`` as the SDK writes a tools/call result for ``version`` (runner._serialize)."""
-        from mcp_types.methods import serialize_server_result
+        response = await self._server.call_without_dispatch(name, arguments)
+        if response is None:  # the session was closed meanwhile (the server is ending)
+            response = ToolResponse("The MCP session was closed while the call was starting.", is_error=True)
+        await self._write({"jsonrpc": "2.0", "id": request_id, "result": self._shaped(response)})
 
-        dumped = serialize_server_result(
-            "tools/call", version, result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        )
-        if dumped.get("resultType") is None:
-            dumped["resultType"] = "complete"
-        meta = dumped.get("_meta") or {}
-        if meta.get(types.SERVER_INFO_META_KEY) is None:
-            dumped["_meta"] = {**meta, types.SERVER_INFO_META_KEY: self._server.server.server_info_stamp}
-        return dumped
+    def _shaped(self, response: ToolResponse) -> dict[str, Any]:
+        """``response`` as the SDK writes a tools/call result for the lane's versions: the wire
+        result (convert.call_result_wire, the SDK's own shape once its model dumps it), with
+        ``resultType`` and the ``serverInfo`` stamp (runner._serialize)."""
+        result = call_result_wire(response)
+        result["resultType"] = "complete"
+        result["_meta"][types.SERVER_INFO_META_KEY] = self._server.server.server_info_stamp
+        return result
 
     async def _write(self, message: dict[str, Any]) -> None:
         from pydantic_core import PydanticSerializationError, to_json  # the SDK's own JSON writer

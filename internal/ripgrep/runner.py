@@ -61,10 +61,15 @@ def find_rg(configured: str | None) -> str | None:
     interpreter, else ``rg`` on PATH."""
     if configured is not None:
         return configured or None
-    beside = Path(sys.executable).parent / "rg"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
+    beside = _beside_interpreter()
+    if os.access(beside, os.X_OK) and not os.path.isdir(beside):
+        return beside
     return shutil.which("rg")
+
+
+@functools.cache
+def _beside_interpreter() -> str:
+    return str(Path(sys.executable).parent / "rg")
 
 
 async def run_rg(

@@ -22,6 +22,13 @@ MODERN = {
 }
 
 
+#: A 1x1 PNG.
+PIXEL = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000100ffff03000006000557bfabd40000000049454e44ae426082"
+)
+
+
 def call(raw: RawServer, tool: str, arguments: dict[str, Any], **meta: Any) -> dict[str, Any]:
     answer = raw.request("tools/call", {"name": tool, "arguments": arguments, "_meta": {**MODERN, **meta}})
     assert "result" in answer, answer
@@ -41,6 +48,7 @@ def raw(tmp_path: Path) -> Any:
     (workspace / "pkg").mkdir(parents=True)
     (workspace / "pkg" / "mod.py").write_text("def f():\n    return 1\n")
     (workspace / "notes.md").write_text("é notes\n")
+    (workspace / "pixel.png").write_bytes(PIXEL)
     server = RawServer(workspace, tmp_path / "state")
     server.workspace = workspace  # type: ignore[attr-defined]
     yield server
@@ -55,6 +63,7 @@ def raw(tmp_path: Path) -> Any:
         ("view", {"file_path": "pkg/mod.py"}),
         ("view", {"file_path": "notes.md"}),
         ("view", {"file_path": "missing.py"}),  # an error result
+        ("view", {"file_path": "pixel.png"}),  # an image attachment
         ("ls", {"depth": 1}),
         ("glob", {"pattern": "**/*.py"}),
         ("grep", {"pattern": "return"}),

@@ -150,8 +150,14 @@ def _render_children(found: list[str], directories: set[str], base: str, out: li
     files = sorted({name for name in names if name not in directories})
     shown = sorted(directories.intersection(names))
     room = max(limit - len(out), 0)
-    out += [f"  - {printable(name)}/" for name in shown[:room]]
-    out += [f"  - {printable(name)}" for name in files[: max(room - len(shown), 0)]]
+    shown_dirs, shown_files = shown[:room], files[: max(room - len(shown), 0)]
+    # Names that are all plain text (the usual case) are checked in one pass and shown as they are.
+    plain = "/".join([*shown_dirs, *shown_files]).isprintable() and not any(
+        name.startswith('"') for name in (*shown_dirs, *shown_files)
+    )
+    show = (lambda name: name) if plain else printable
+    out += [f"  - {show(name)}/" for name in shown_dirs]
+    out += [f"  - {show(name)}" for name in shown_files]
     return len(shown) + len(files)
 
 
