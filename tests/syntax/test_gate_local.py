@@ -9,8 +9,9 @@ import textwrap
 
 import pytest
 from agent_toolsmith.syntax import judge
-from agent_toolsmith.syntax.local import _regions, clean_by_statements
+from agent_toolsmith.syntax.local import clean_by_statements
 from agent_toolsmith.syntax.parse import Parsed, SyntaxCache, parse
+from agent_toolsmith.syntax.regions import changed_regions as _regions
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
