@@ -42,9 +42,32 @@ def python_layout_issues(root: Node, source: bytes, start: int, end: int, limit:
         children = _children_to_check(node, start, end)
         if node.type in _BLOCKS:
             found.extend(_block_issues(node, children, source))
+        elif node.type in _WITH_CLAUSES:
+            found.extend(_clause_issues(node, source))
         stack.extend(reversed(children))
     found.sort(key=lambda issue: (issue.line, issue.column))
     return found[:limit]
+
+
+#: Compound statements whose clauses (``else:``, ``elif``, ``except``, ``finally:``) must start at
+#: the statement's own column; the grammar accepts them at any column (an ``else:`` left behind
+#: when its ``if`` line was removed attaches to the ``while`` above it).
+_WITH_CLAUSES = frozenset({"if_statement", "for_statement", "while_statement", "try_statement"})
+_CLAUSES = frozenset({"elif_clause", "else_clause", "except_clause", "except_group_clause", "finally_clause"})
+
+
+def _clause_issues(statement: Node, source: bytes) -> list[SyntaxIssue]:
+    expected = _line_start_column(statement, source)
+    if expected is None:
+        return []
+    issues = []
+    for clause in statement.children:
+        if clause.type in _CLAUSES:
+            column = _line_start_column(clause, source)
+            if column is not None and column != expected:
+                what = "unexpected indent" if column > expected else "unindent does not match the statement's"
+                issues.append(SyntaxIssue(clause.start_point[0] + 1, column + 1, what))
+    return issues
 
 
 def _children_to_check(node: Node, start: int, end: int) -> list[Node]:

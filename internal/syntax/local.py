@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING
 
 from .issues import SyntaxIssue
 from .languages import language_for
-from .parse import MAX_PARSE_BYTES, Parsed, SyntaxCache, changed_range, parse_detached
+from .nested import bodies_of, clean_in_body
+from .parse import MAX_PARSE_BYTES, Bodies, Parsed, SyntaxCache, changed_range, parse_detached
 from .regions import assembled_starts, changed_regions, inner_cut
 from .stretches import statement_starts, statements_apart, statements_reparsed, statements_together
 
@@ -43,17 +44,25 @@ if TYPE_CHECKING:
 #: JavaScript/TypeScript are not: automatic semicolon insertion can join a line to the statement
 #: above it.
 LOCAL_LANGUAGES = frozenset({"python"})
-def clean_by_statements(before: str, after: str, path: str, cache: SyntaxCache) -> bool:
+def clean_by_statements(
+    before: str, after: str, path: str, cache: SyntaxCache, *, encoded: tuple[bytes, bytes] | None = None
+) -> bool:
     """True when the top-level statements the change touches parse cleanly on their own (the
-    result then parses wherever it parsed before); False means "judge the usual way"."""
+    result then parses wherever it parsed before); False means "judge the usual way".
+    ``encoded``: ``before`` and ``after`` as UTF-8 already."""
     language = language_for(path)
     if language not in LOCAL_LANGUAGES or len(after) > MAX_PARSE_BYTES:
         return False
-    old = before.encode("utf-8", "surrogatepass")
-    new = after.encode("utf-8", "surrogatepass")
+    old, new = encoded or (before.encode("utf-8", "surrogatepass"), after.encode("utf-8", "surrogatepass"))
     starts = _starts(old, path, cache)
     if starts is None:
         return False
+    bodies = cache.statements.bodies(path, old)
+    in_body = clean_in_body(old, new, starts, bodies, language) if bodies else None
+    if in_body is not None:  # judged by the statements of a large definition's body (nested.py)
+        cache.statements.put(path, new, in_body[0], bodies=in_body[1])
+        cache.stretches.pop(path, None)
+        return True
     planned = changed_regions(old, new, starts)
     if planned is None:
         return False
@@ -72,8 +81,19 @@ def clean_by_statements(before: str, after: str, path: str, cache: SyntaxCache) 
         cache.keep_stretch(path, trees[0])
     else:
         cache.stretches.pop(path, None)
-    cache.statements.put(path, new, assembled_starts(planned, cuts, judged))
+    kept = _bodies_kept(bodies, cuts[0][0], cuts[-1][1], len(new) - len(old)) if cuts else {}
+    if trees and cuts:
+        kept.update(bodies_of(trees[0], cuts[0][0]))
+    cache.statements.put(path, new, assembled_starts(planned, cuts, judged), bodies=kept)
     return True
+
+
+def _bodies_kept(bodies: Bodies, low: int, high: int, shift: int) -> Bodies:
+    """The bodies that outlive a change judged by the stretch ``[low, high)`` of the new text:
+    those wholly before it, and those after it, moved by ``shift``."""
+    kept = {key: body for key, body in bodies.items() if body.end <= low}
+    kept.update((key + shift, body.shifted(shift)) for key, body in bodies.items() if key >= high - shift)
+    return kept
 
 
 def _reparsed(
@@ -108,7 +128,7 @@ def _starts(source: bytes, path: str, cache: SyntaxCache) -> list[int] | None:
     if tree is None or tree.has_tree_errors:
         return None
     starts = statement_starts(tree)
-    cache.statements.put(path, source, starts)
+    cache.statements.put(path, source, starts, bodies=bodies_of(tree))
     return starts
 
 
@@ -122,7 +142,9 @@ MAX_BROKEN_REGION_BYTES = 16 * 1024
 MAX_REGION_ERRORS = 64
 
 
-def errors_kept_by_region(before: str, after: str, path: str, cache: SyntaxCache) -> bool:
+def errors_kept_by_region(
+    before: str, after: str, path: str, cache: SyntaxCache, *, encoded: tuple[bytes, bytes] | None = None
+) -> bool:
     """For a file known to have syntax errors (the gate found them and kept where its tree's
     top-level nodes start, at any column): True when the region the change touches — those nodes
     and one on either side — parsed on its own has the same errors before and after, placed alike
@@ -132,11 +154,10 @@ def errors_kept_by_region(before: str, after: str, path: str, cache: SyntaxCache
     language = language_for(path)
     if language not in LOCAL_LANGUAGES or len(after) > MAX_PARSE_BYTES:
         return False
-    old = before.encode("utf-8", "surrogatepass")
+    old, new = encoded or (before.encode("utf-8", "surrogatepass"), after.encode("utf-8", "surrogatepass"))
     cuts = cache.statements.broken_cuts(path, old)
     if cuts is None:
         return False
-    new = after.encode("utf-8", "surrogatepass")
     start, old_end, new_end = changed_range(old, new)
     low, high = _region(cuts, len(old), start, old_end)
     if high - low > MAX_BROKEN_REGION_BYTES:

@@ -67,6 +67,24 @@ class Parsed:
         return found[:limit]
 
 
+@dataclass(frozen=True)
+class Body:
+    """The body of a large top-level definition (nested.py): its statements' ``column``, where
+    their lines start (``starts``, offsets in the file), and where the definition's last line
+    ends (``end``)."""
+
+    column: int
+    starts: tuple[int, ...]
+    end: int
+
+    def shifted(self, by: int) -> Body:
+        return Body(self.column, tuple(start + by for start in self.starts), self.end + by)
+
+
+#: Bodies by the start of the top-level statement that holds each.
+Bodies = dict[int, "Body"]
+
+
 class StatementStarts:
     """Per file: the sources (TREES_PER_FILE of them, like trees) lists of top-level statement
     starts belong to. Bounded (LRU by file).
@@ -77,26 +95,35 @@ class StatementStarts:
 
     def __init__(self, size: int = MAX_CACHED_TREES) -> None:
         self._size = size
-        self._entries: OrderedDict[str, list[tuple[bytes, list[int], bool]]] = OrderedDict()
+        self._entries: OrderedDict[str, list[tuple[bytes, list[int], bool, Bodies]]] = OrderedDict()
 
     def get(self, key: str, source: bytes) -> list[int] | None:
         """The statement starts of ``source``, a source without known errors."""
-        return self._find(key, source, broken=False)
+        found = self._find(key, source, broken=False)
+        return found[0] if found is not None else None
+
+    def bodies(self, key: str, source: bytes) -> Bodies:
+        """The bodies of the large definitions of ``source`` kept with its starts (nested.py)."""
+        found = self._find(key, source, broken=False)
+        return found[1] if found is not None else {}
 
     def broken_cuts(self, key: str, source: bytes) -> list[int] | None:
         """The cut points of ``source``, when it is known to have syntax errors."""
-        return self._find(key, source, broken=True)
+        found = self._find(key, source, broken=True)
+        return found[0] if found is not None else None
 
-    def _find(self, key: str, source: bytes, *, broken: bool) -> list[int] | None:
-        for known, starts, is_broken in self._entries.get(key, ()):
+    def _find(self, key: str, source: bytes, *, broken: bool) -> tuple[list[int], Bodies] | None:
+        for known, starts, is_broken, bodies in self._entries.get(key, ()):
             if is_broken == broken and known == source:
                 self._entries.move_to_end(key)
-                return starts
+                return starts, bodies
         return None
 
-    def put(self, key: str, source: bytes, starts: list[int], *, broken: bool = False) -> None:
+    def put(
+        self, key: str, source: bytes, starts: list[int], *, broken: bool = False, bodies: Bodies | None = None
+    ) -> None:
         kept = [entry for entry in self._entries.get(key, ()) if entry[0] != source]
-        self._entries[key] = [*kept[len(kept) - (TREES_PER_FILE - 1) :], (source, starts, broken)]
+        self._entries[key] = [*kept[len(kept) - (TREES_PER_FILE - 1) :], (source, starts, broken, bodies or {})]
         self._entries.move_to_end(key)
         while len(self._entries) > self._size:
             self._entries.popitem(last=False)

@@ -219,17 +219,22 @@ def test_removing_the_only_statement_of_a_block_breaks_the_file(before: str, aft
         assert judged is not None and judged.kind == "breaks", judged
 
 
-def test_a_block_emptied_in_a_stretch_reparsed_from_its_kept_tree_is_not_clean() -> None:
-    """The same, judged from the class's kept tree: first an edit in the method (its stretch is
-    kept), then the removal of an if block's only statement there."""
-    line = "                    del chunks[-1]\n"
-    assert CLASS_SOURCE.count(line) == 1
+@pytest.mark.parametrize("size", ["small", "large"])
+def test_a_block_emptied_after_an_edit_of_the_same_statement_is_not_clean(size: str) -> None:
+    """The same, judged after an edit of the same definition: a small function's stretch is
+    reparsed from its kept tree (the check around the change must see the emptied block); a large
+    class's method is judged by the statements of the class body it touches (nested.py)."""
+    function = "def f(chunks, lines):\n    if chunks and lines:\n        del chunks[-1]\n    return chunks\n"
+    text, line = ("x = 1\n\n\n" + function + "\n\ny = 2\n", "        del chunks[-1]\n")
+    if size == "large":
+        text, line = CLASS_SOURCE, "                    del chunks[-1]\n"
+    assert text.count(line) == 1
     cache = SyntaxCache()
-    parse(CLASS_SOURCE, "m.py", cache=cache)
-    commented = CLASS_SOURCE.replace(line, line.rstrip("\n") + "  # the chunk\n")
-    assert clean_by_statements(CLASS_SOURCE, commented, "m.py", cache)
-    assert cache.stretches.get("m.py") is not None
-    emptied = CLASS_SOURCE.replace(line, "")
+    parse(text, "m.py", cache=cache)
+    commented = text.replace(line, line.rstrip("\n") + "  # the chunk\n")
+    assert clean_by_statements(text, commented, "m.py", cache)
+    assert (cache.stretches.get("m.py") is not None) == (size == "small")  # a large body: its statements
+    emptied = text.replace(line, "")
     assert not clean_by_statements(commented, emptied, "m.py", cache)
     verdict = judge(commented, emptied, "m.py", cache=cache)
     assert verdict is not None and verdict.kind == "breaks"
