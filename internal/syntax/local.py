@@ -58,12 +58,13 @@ def clean_by_statements(
     if starts is None:
         return False
     bodies = cache.statements.bodies(path, old)
-    in_body = clean_in_body(old, new, starts, bodies, language) if bodies else None
+    changed = changed_range(old, new)
+    in_body = clean_in_body(old, new, starts, bodies, language, changed) if bodies else None
     if in_body is not None:  # judged by the statements of a large definition's body (nested.py)
         cache.statements.put(path, new, in_body[0], bodies=in_body[1])
         cache.stretches.pop(path, None)
         return True
-    planned = changed_regions(old, new, starts)
+    planned = changed_regions(old, new, starts, changed)
     if planned is None:
         return False
     regions = [region for _, region in planned if region is not None]
@@ -91,8 +92,8 @@ def clean_by_statements(
 def _bodies_kept(bodies: Bodies, low: int, high: int, shift: int) -> Bodies:
     """The bodies that outlive a change judged by the stretch ``[low, high)`` of the new text:
     those wholly before it, and those after it, moved by ``shift``."""
-    kept = {key: body for key, body in bodies.items() if body.end <= low}
-    kept.update((key + shift, body.shifted(shift)) for key, body in bodies.items() if key >= high - shift)
+    kept = {key: body for key, body in bodies.items() if key + body.end <= low}
+    kept.update((key + shift, body) for key, body in bodies.items() if key >= high - shift)
     return kept
 
 

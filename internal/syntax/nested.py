@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import bisect
 
-from .parse import Bodies, Body, Parsed, changed_range, parse_detached
+from .parse import Bodies, Body, Parsed, parse_detached
 from .regions import assembled_starts, changed_regions, inner_cut
 
 #: Statements at least this large (bytes) have their body's statement starts kept.
-BODY_MIN_BYTES = 2048
+BODY_MIN_BYTES = 1024
 #: What a body's stretch is parsed after: a block of its own, opened at column 0.
 PREFIX = b"if 1:\n"
 #: The definitions whose body is their last part (no clause after it).
@@ -55,10 +55,10 @@ def bodies_of(parsed: Parsed, offset: int = 0) -> Bodies:
         statements = [child for child in block.named_children if child.type != "comment"]
         if not statements:
             continue
-        column = statements[0].start_point[1]
-        starts = [offset + line for child in statements if (line := _line_start(child.start_byte, column, source)) >= 0]
+        column, base = statements[0].start_point[1], node.start_byte
+        starts = [line - base for child in statements if (line := _line_start(child.start_byte, column, source)) >= 0]
         end = source.find(b"\n", node.end_byte)
-        out[offset + node.start_byte] = Body(column, tuple(starts), offset + (len(source) if end < 0 else end + 1))
+        out[offset + base] = Body(column, tuple(starts), (len(source) if end < 0 else end + 1) - base)
     return out
 
 
@@ -72,21 +72,22 @@ def _line_start(start: int, column: int, source: bytes) -> int:
 
 
 def clean_in_body(
-    old: bytes, new: bytes, starts: list[int], bodies: Bodies, language: str
+    old: bytes, new: bytes, starts: list[int], bodies: Bodies, language: str, changed: tuple[int, int, int]
 ) -> tuple[list[int], Bodies] | None:
-    """When the change from ``old`` to ``new`` lies in the body of one kept top-level statement
-    and the body's statements it touches parse on their own (the module docstring): the top-level
-    starts of ``new`` and its bodies. None means "judge it the top-level way"."""
-    start, old_end, new_end = changed_range(old, new)
+    """When the change from ``old`` to ``new`` (``changed``: their changed_range) lies in the body
+    of one kept top-level statement and the body's statements it touches parse on their own (the
+    module docstring): the top-level starts of ``new`` and its bodies. None means "judge it the
+    top-level way"."""
+    start, old_end, new_end = changed
     shift = new_end - old_end
     index = bisect.bisect_right(starts, start) - 1
     holder = starts[index] if index >= 0 else -1
     body = bodies.get(holder)
-    if body is None or not body.starts or start < body.starts[0] or old_end > body.end:
+    if body is None or not body.starts or start < holder + body.starts[0] or old_end > holder + body.end:
         return None
-    low, high = body.starts[0], body.end
+    low, high = holder + body.starts[0], holder + body.end
     old_area, new_area = old[low:high], new[low : high + shift]
-    planned = changed_regions(old_area, new_area, [line - low for line in body.starts])
+    planned = changed_regions(old_area, new_area, [line - body.starts[0] for line in body.starts])
     regions = [region for _, region in planned or [] if region is not None]
     if len(regions) != 1:
         return None
@@ -98,10 +99,11 @@ def clean_in_body(
     else:
         return None
     assert planned is not None
-    changed = Body(body.column, tuple(low + line for line in assembled_starts(planned, [cut], [offsets])), high + shift)
+    first = body.starts[0]
+    starts_now = tuple(first + line for line in assembled_starts(planned, [cut], [offsets]))
     kept: Bodies = {key: value for key, value in bodies.items() if key < holder}
-    kept[holder] = changed
-    kept.update((key + shift, value.shifted(shift)) for key, value in bodies.items() if key > holder)
+    kept[holder] = Body(body.column, starts_now, body.end + shift)
+    kept.update((key + shift, value) for key, value in bodies.items() if key > holder)
     return starts[: index + 1] + [later + shift for later in starts[index + 1 :]], kept
 
 

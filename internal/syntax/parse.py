@@ -70,15 +70,12 @@ class Parsed:
 @dataclass(frozen=True)
 class Body:
     """The body of a large top-level definition (nested.py): its statements' ``column``, where
-    their lines start (``starts``, offsets in the file), and where the definition's last line
-    ends (``end``)."""
+    their lines start (``starts``) and where the definition's last line ends (``end``), both
+    counted from the definition's start, so a body moves with its definition unchanged."""
 
     column: int
     starts: tuple[int, ...]
     end: int
-
-    def shifted(self, by: int) -> Body:
-        return Body(self.column, tuple(start + by for start in self.starts), self.end + by)
 
 
 #: Bodies by the start of the top-level statement that holds each.

@@ -52,10 +52,12 @@ def _code_starts_at_margin(text: bytes, column: int) -> bool:
     return len(lines) <= 64  # only blank lines and comments (or more lines than were looked at)
 
 
-def changed_regions(old: bytes, new: bytes, starts: list[int]) -> Planned | None:
+def changed_regions(
+    old: bytes, new: bytes, starts: list[int], changed: tuple[int, int, int] | None = None
+) -> Planned | None:
     """``new`` cut, in order, into old statements found byte for byte (their starts in ``new``)
     and regions to parse on their own (:data:`Region`); None when a region would be larger than
-    MAX_LOCAL_BYTES.
+    MAX_LOCAL_BYTES. ``changed``: ``changed_range(old, new)``, when the caller has it.
 
     A region runs from the statement before a difference to the end of the first old statement
     found again after it, so what a change can join to is inside it; a difference right after a
@@ -64,7 +66,7 @@ def changed_regions(old: bytes, new: bytes, starts: list[int]) -> Planned | None
     those shorter than SYNC_MIN_BYTES only near where the search starts. Finding one in the wrong
     place costs speed, never truth: every byte that is not an old statement is parsed.
     """
-    start, old_end, new_end = changed_range(old, new)
+    start, old_end, new_end = changed or changed_range(old, new)
     shift = new_end - old_end
     # ``starts`` is strictly increasing (a tree's statements in order, or carried in order), so
     # the cut points are it with 0 and the end added, and the statements before or after a point
