@@ -24,7 +24,6 @@ from ...fsutil.locks import PathLocks
 from ...logs import logger
 from ...permission import Answers, PermissionRequest, PermissionService, QuestionRequest
 from ...plan import Plan
-from ...ripgrep.query import ReadableRoots
 from ...state import StateDir
 from .builtins import BuiltinTools
 from .contract import DiagnosticsSource, Progress, ToolSet
@@ -32,6 +31,7 @@ from .contract import DiagnosticsSource, Progress, ToolSet
 if TYPE_CHECKING:
     from ...fsutil.line_index import LineIndexCache
     from ...proc import ProcessSupervisor
+    from ...ripgrep.query import ReadableRoots
     from ...shell.jobs import JobTable
     from ...shell.state import ShellState
     from ...syntax.parse import SyntaxCache
