@@ -125,22 +125,21 @@ def _subdirectories(
 
 def holds_file(
     directory: str, rel_dir: str, above: list[IgnoreRule], globs: GlobSet, cancel: CancelToken, *,
-    rules_key: object = None,
+    strict: bool = False, rules_key: object = None,
 ) -> bool:  # fmt: skip
     """Whether a file that is not ignored lies anywhere below ``directory`` (not itself ignored;
     ``above``: the rules in force in its parent). The file the last look found there is checked
     first (:func:`_still_shown`); only when it no longer holds is the directory looked into.
 
-    ``rules_key``: the listing reads ignore files strictly (fallback.InexactRules) and keeps a
-    proof of the answer under these rules (proofs.py)."""
-    strict = rules_key is not None
+    ``strict``: ignore files are read strictly (fallback.InexactRules). ``rules_key``: a proof of
+    the answer under these rules is kept (proofs.py)."""
     started = time.time_ns()
     witness = _witnesses.get(directory)
     if witness is not None and _still_shown(directory, rel_dir, above, globs, witness, strict=strict):
-        if strict:
+        if rules_key is not None:
             keep_proof(directory, _on_the_way(directory, witness), rules_key, True, started)
         return True
-    visited: list[str] | None = [] if strict else None
+    visited: list[str] | None = [] if rules_key is not None else None
     found = _look(directory, rel_dir, above, globs, cancel, strict=strict, visited=visited)
     if found != witness:
         _changed.add(directory)
@@ -152,7 +151,7 @@ def holds_file(
     if len(_witnesses) >= WITNESSES_KEPT:
         _witnesses.clear()
     _witnesses[directory] = found
-    if strict:
+    if rules_key is not None:
         keep_proof(directory, _on_the_way(directory, found), rules_key, True, started)
     return True
 

@@ -9,8 +9,10 @@ subdirectory is shown or not by its *proof* (proofs.py): the directory, the dire
 way to the file that showed it last time and their ignore files, unchanged since by their stats.
 
 Only stats and that one read happen on the calling thread. A subdirectory without a proof (the
-first listing, a change) is looked into by the same code on a thread that reads only the
-readable roots (runner.py), where its proof is made for next time.
+first listings, a change) is looked into by the same code on a thread that reads only the
+readable roots (runner.py), where its proof is made for next time — from the second look at a
+directory in the process on: a CLI call lists once, and making proofs costs a stat of each
+directory on the way to the file that shows a subdirectory.
 
 The answer is rg's whenever the rules are known exactly (fallback.exact_glob, and the property
 test tests/property/test_shallow_listing.py against rg's own listing); otherwise — an escape or
@@ -80,6 +82,7 @@ def list_shallow(
         if query.readable and not _inside(fd, query.readable):
             raise PermissionError(f"{root} is not inside the readable roots")
         names, candidates = _entries(fd, root, rules)
+        key = rules.key if look and _listed_again(root) else None  # proofs pay off from the second listing
         directories = []
         for name in candidates:
             path = f"{base}/{name}"
@@ -88,7 +91,7 @@ def list_shallow(
                 if not look:
                     raise NeedsLook(path)
                 cancel.raise_if_cancelled()
-                says = holds_file(path, name, rules.rules, rules.globs, cancel, rules_key=rules.key)
+                says = holds_file(path, name, rules.rules, rules.globs, cancel, strict=True, rules_key=key)
             if says:
                 directories.append(name)
     finally:
@@ -134,6 +137,22 @@ def _entries(fd: int, root: str, rules: ShallowRules) -> tuple[list[str], list[s
             del _entries_kept[next(iter(_entries_kept))]
         _entries_kept[root] = _Entries(signature(st), rules.key, files, subdirectories)
     return files, subdirectories
+
+
+#: Directories this process looked into for a one-level listing: the next look keeps proofs.
+#: A CLI call lists once and ends; making proofs it never uses would cost it a stat per
+#: directory and ignore file on the way to each witness.
+_looked: set[str] = set()
+LOOKED_KEPT = 4096
+
+
+def _listed_again(root: str) -> bool:
+    if root in _looked:
+        return True
+    if len(_looked) >= LOOKED_KEPT:
+        _looked.clear()
+    _looked.add(root)
+    return False
 
 
 def _shown(names: list[str], is_dir: bool, rules: ShallowRules) -> list[str]:

@@ -248,7 +248,9 @@ def test_a_one_level_listing_rests_on_proofs_and_looks_again_after_any_change(tm
 
     _aged(ws)
     assert inline() is None  # nothing looked into yet
-    assert listing(ws, {"depth": 1}, True) == within(listing(ws, {}, True), 1)  # looks, keeps proofs
+    assert listing(ws, {"depth": 1}, True) == within(listing(ws, {}, True), 1)
+    assert inline() is None  # a first look keeps no proofs (a CLI call lists once and ends)
+    assert listing(ws, {"depth": 1}, True) == within(listing(ws, {}, True), 1)  # looks again, keeps proofs
     assert inline() == expected() == [".gitignore", "deep/", "guarded/", "shown/", "top.txt"]
     changes = [
         lambda: (ws / "shown" / "f.txt").unlink(),  # its witness goes: nothing left to show
