@@ -151,13 +151,15 @@ def _render_children(found: list[str], directories: set[str], base: str, out: li
     shown = sorted(directories.intersection(names))
     room = max(limit - len(out), 0)
     shown_dirs, shown_files = shown[:room], files[: max(room - len(shown), 0)]
-    # Names that are all plain text (the usual case) are checked in one pass and shown as they are.
-    plain = "/".join([*shown_dirs, *shown_files]).isprintable() and not any(
-        name.startswith('"') for name in (*shown_dirs, *shown_files)
-    )
-    show = (lambda name: name) if plain else printable
-    out += [f"  - {show(name)}/" for name in shown_dirs]
-    out += [f"  - {show(name)}" for name in shown_files]
+    # Names that are all plain text (the usual case) are checked in one pass and shown as they
+    # are: joined after a "/" each (which no name holds), a name opening with '"' shows as '/"'.
+    joined = "/" + "/".join([*shown_dirs, *shown_files])
+    if joined.isprintable() and '/"' not in joined:
+        out += [f"  - {name}/" for name in shown_dirs]
+        out += [f"  - {name}" for name in shown_files]
+    else:
+        out += [f"  - {printable(name)}/" for name in shown_dirs]
+        out += [f"  - {printable(name)}" for name in shown_files]
     return len(shown) + len(files)
 
 
