@@ -20,7 +20,7 @@ from harness import RESULTS_ENV, Row, machine, ms
 BENCH = Path(__file__).resolve().parent
 #: The scripts `make bench` runs, in this order (the slow, whole-tree ones last).
 SCRIPTS = (
-    "cli_startup.py", "view_paging.py", "edit_scale.py", "search.py", "search_modes.py",
+    "cli_startup.py", "view_paging.py", "edit_scale.py", "edit_stages.py", "search.py", "search_modes.py",
     "capped_searches.py", "edit_fidelity.py", "structure.py", "documents.py", "bash.py", "jobs.py",
     "cli_session.py", "lsp.py", "mcp_server.py", "mcp_sessions.py", "mcp_startup.py", "peers.py",
     "outside_writer.py",

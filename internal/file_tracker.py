@@ -17,7 +17,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from .errors import ChangedSinceRead, NotRead
+from .errors import ChangedSinceRead, NotRead, ToolError
+from .fsutil.paths import real_path
 
 #: Contents kept of files read whole, for re-anchoring an edit after an outside change (a
 #: formatter, a save): each file up to MAX_SNAPSHOT_BYTES (a larger one is kept as its digest only),
@@ -94,8 +95,8 @@ class FileTracker:
     @staticmethod
     def _key(path: Path) -> str:
         try:
-            return os.path.realpath(path)
-        except OSError:  # a path being swapped mid-resolution: its plain form is the best key
+            return str(real_path(path))
+        except ToolError:  # a path being swapped mid-resolution: its plain form is the best key
             return os.path.abspath(path)
 
     def record_read(self, path: Path, data: bytes | None = None, st: os.stat_result | None = None) -> None:

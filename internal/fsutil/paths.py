@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..errors import IsDirectory, NotFound, NotRegular, Outside, Protected, ToolError
 from .printable import printable
+from .realpath import kernel_real_path
 
 #: How many similar names a "File not found" error suggests.
 MAX_SUGGESTIONS = 3
@@ -37,15 +38,16 @@ def resolve(workspace: Path, file_path: str) -> Path:
             code="invalid_path",
         ) from None
     expanded = os.path.expanduser(file_path)
-    joined = Path(os.path.normpath(expanded if os.path.isabs(expanded) else os.path.join(workspace, expanded)))
-    longest = max((len(part.encode("utf-8", "surrogateescape")) for part in joined.parts), default=0)
-    if longest > NAME_MAX or len(str(joined).encode("utf-8", "surrogateescape")) > PATH_MAX:
+    normal = os.path.normpath(expanded if os.path.isabs(expanded) else os.path.join(workspace, expanded))
+    encoded = normal.encode("utf-8", "surrogateescape")
+    longest = max(map(len, encoded.split(b"/")))
+    if longest > NAME_MAX or len(encoded) > PATH_MAX:
         raise ToolError(
             f"The path {quote_input(file_path)} is too long: file names are at most {NAME_MAX} bytes and paths "
             f"at most {PATH_MAX}.",
             code="invalid_path",
         )
-    return joined
+    return Path(normal)
 
 
 #: Resolving a path that is being changed under us (a symlink swapped in and out) is retried.
@@ -58,6 +60,9 @@ def real_path(path: Path) -> Path:
     realpath can fail mid-race (a component stops being a symlink between lstat and readlink:
     EINVAL); that is retried, then refused with a clear message.
     """
+    known = kernel_real_path(path)
+    if known is not None:
+        return known
     for _ in range(REALPATH_ATTEMPTS):
         try:
             return Path(os.path.realpath(path))
@@ -71,7 +76,10 @@ def real_path(path: Path) -> Path:
 
 
 def is_within(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+    """``path`` is ``root`` or below it. Both are normalised paths (pathlib's text of them), so
+    the text decides what ``root in path.parents`` would, without making every parent."""
+    text, base = str(path), str(root)
+    return text == base or text.startswith(base if base.endswith("/") else base + "/")
 
 
 def within_any(path: Path, roots: list[Path]) -> bool:

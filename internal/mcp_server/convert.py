@@ -87,15 +87,21 @@ def mcp_tool(info: ToolInfo) -> types.Tool:
 
 
 def call_result(response: ToolResponse) -> types.CallToolResult:
-    """Text first, images after, then attached files (an embedded resource with the content, or a
-    resource link to the file); the metadata in ``_meta``, never as ``structuredContent`` (which
-    the spec pairs with a declared ``outputSchema`` and which some hosts show instead of content)."""
-    content: list[Any] = []
+    """:func:`call_result_wire` as the SDK's typed result."""
+    return types.CallToolResult.model_validate(call_result_wire(response))
+
+
+def call_result_wire(response: ToolResponse) -> dict[str, Any]:
+    """A call's result as it goes on the wire: text first, images after, then attached files (an
+    embedded resource with the content, or a resource link to the file); the metadata in
+    ``_meta``, never as ``structuredContent`` (which the spec pairs with a declared
+    ``outputSchema`` and which some hosts show instead of content)."""
+    content: list[dict[str, Any]] = []
     if response.content or not response.images:
-        content.append(types.TextContent(text=response.content))
-    content += [types.ImageContent(data=i.data_base64, mime_type=i.media_type) for i in response.images]
-    content += [_attached(f) for f in response.files]
-    return types.CallToolResult(content=content, is_error=response.is_error, _meta={META_KEY: response.metadata})
+        content.append({"type": "text", "text": response.content})
+    content += [{"type": "image", "data": i.data_base64, "mimeType": i.media_type} for i in response.images]
+    content += [_attached(f).model_dump(mode="json", by_alias=True, exclude_none=True) for f in response.files]
+    return {"_meta": {META_KEY: response.metadata}, "content": content, "isError": response.is_error}
 
 
 def _attached(file: FileAttachment) -> Any:

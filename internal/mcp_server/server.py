@@ -155,16 +155,30 @@ class ToolsmithServer:
         error result, so the session and the server serve on. (A native crash cannot be caught:
         parsing, the one place hostile input meets native code, runs in a child first when the
         input looks hostile, syntax/probe.py.)"""
-        from ..errors import InternalError
-        from ..llm.tools.runner import error_response
-
         try:
             return await self._run_call(ctx, params)
         except Exception as exc:
-            log.exception("tools/call %s failed", params.name)
-            failed = InternalError(f"Internal error in the MCP server answering {params.name}: {type(exc).__name__}: "
-                                   f"{exc}. The server serves on; its log has the details.")  # fmt: skip
-            return call_result(error_response(failed))
+            return call_result(_failed_call(params.name, exc))
+
+    def has_stdio_session(self) -> bool:
+        return not self._http and STDIO_KEY in self.sessions
+
+    async def call_without_dispatch(self, name: str, arguments: dict[str, Any]) -> ToolResponse | None:
+        """A tools/call of the stdio session answered without the SDK's dispatch (stdio_fast.py),
+        as :meth:`_call_tool` answers it; None when it must take the SDK's way (the session does
+        not exist yet: its first call asks the client for its roots)."""
+        entry = self.sessions.get(STDIO_KEY)
+        if entry is None or self._http:
+            return None
+        entry.running += 1
+        entry.calls += 1
+        try:
+            return await entry.session.run(name, arguments)
+        except Exception as exc:
+            return _failed_call(name, exc)
+        finally:
+            entry.running -= 1
+            entry.last_used = time.monotonic()
 
     async def _run_call(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -329,6 +343,16 @@ class ToolsmithServer:
         """How long a session that made ``calls`` calls may go without one: one-shot sessions (at
         most one call) go sooner."""
         return min(self.session_idle_s, self.one_shot_idle_s) if calls <= 1 else self.session_idle_s
+
+
+def _failed_call(name: str, exc: Exception) -> ToolResponse:
+    """The result of a call that failed outside the tool's own outcomes (logged with its traceback)."""
+    from ..errors import InternalError
+    from ..llm.tools.runner import error_response
+
+    log.exception("tools/call %s failed", name)
+    return error_response(InternalError(f"Internal error in the MCP server answering {name}: {type(exc).__name__}: "
+                                        f"{exc}. The server serves on; its log has the details."))  # fmt: skip
 
 
 def per_call_note(response: ToolResponse, one_call_sessions: int) -> ToolResponse:

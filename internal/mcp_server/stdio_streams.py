@@ -20,7 +20,7 @@ import contextlib
 import fcntl
 import os
 import stat
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 #: Lines are read whole, however long (a `write` call carries the file's content in one line).
 #: Past twice this much unread input the reader pauses until the server catches up.
@@ -28,19 +28,23 @@ LINE_LIMIT = 1 << 30
 
 
 class LineReader:
-    """The protocol lines of stdin, decoded as the SDK decodes them (UTF-8, bad bytes replaced)."""
+    """The protocol lines of stdin, decoded as the SDK decodes them (UTF-8, bad bytes replaced).
+    A line ``take`` takes (stdio_fast.py) is served there and not handed on."""
 
     def __init__(self, reader: asyncio.StreamReader) -> None:
         self._reader = reader
+        self.take: Callable[[bytes], bool] | None = None
 
     def __aiter__(self) -> LineReader:
         return self
 
     async def __anext__(self) -> str:
-        line = await self._reader.readline()
-        if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", errors="replace")
+        while True:
+            line = await self._reader.readline()
+            if not line:
+                raise StopAsyncIteration
+            if self.take is None or not self.take(line):
+                return line.decode("utf-8", errors="replace")
 
 
 class MessageWriter:
@@ -52,6 +56,10 @@ class MessageWriter:
 
     async def write(self, text: str) -> None:
         self._transport.write(text.encode("utf-8"))
+
+    def write_encoded(self, data: bytes) -> None:
+        """A whole message already encoded (a line of UTF-8 JSON with its newline)."""
+        self._transport.write(data)
 
     async def flush(self) -> None:
         await self._writer.drain()

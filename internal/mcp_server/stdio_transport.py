@@ -19,15 +19,23 @@ async def serve_stdio(server: ToolsmithServer) -> None:
     """Serve on stdin/stdout until stdin closes; then every session is closed."""
     from mcp.server.stdio import stdio_server
 
+    from .stdio_fast import FastLane
     from .stdio_streams import event_loop_stdio
 
+    lane: FastLane | None = None
     try:
         # Pipes are served on the event loop (no thread hop per message); else as the SDK does.
         async with event_loop_stdio() as streams, stdio_server(*(streams or ())) as (
             read_stream, write_stream
         ), _answer_parse_errors(read_stream, write_stream) as checked:
+            if streams is not None:  # the calls agents make most skip the SDK's dispatch
+                reader, writer = streams
+                lane = FastLane(server, writer)
+                reader.take = lane.take
             await server.server.run(checked, write_stream, server.server.create_initialization_options())
     finally:
+        if lane is not None:
+            await lane.close()
         await server.close()
 
 

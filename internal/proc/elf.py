@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import struct
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -60,7 +61,9 @@ def _loader_files(executable: str) -> list[Path] | None:
 
 
 def _system_dirs(interpreter: str) -> list[Path]:
-    multiarch = sysconfig.get_config_var("MULTIARCH") or ""
+    # The interpreter's own multiarch tuple when it has one: sysconfig's variables take ~1 ms to
+    # load, and a CLI call confines rg once per process.
+    multiarch = getattr(sys.implementation, "_multiarch", None) or sysconfig.get_config_var("MULTIARCH") or ""
     dirs = [Path(os.path.realpath(interpreter)).parent, Path(interpreter).parent]
     for base in ("/lib", "/usr/lib", "/lib64", "/usr/lib64", "/usr/local/lib"):
         dirs += [Path(base) / multiarch] if multiarch else []

@@ -34,11 +34,11 @@ READ_CHUNK = 256 * 1024
 PIPE_CAPACITY = 1024 * 1024
 #: Reading a chatty process in batches: once a run has read COALESCE_AFTER_READS chunks of its
 #: stdout, a read that found less than COALESCE_BELOW_BYTES is followed by a pause of COALESCE_S
-#: before the next poll. rg writes each file's matches as one write (~100 bytes when a file has one
+#: before the next poll — cut short when the process closes its output, so the end of a run is
+#: seen at once. rg writes each file's matches as one write (~100 bytes when a file has one
 #: match), and waking, reading and parsing per write costs more CPU than rg's search of that file;
 #: batched, a capped grep of 10 000 files is read in ~200 chunks instead of ~4 000. rg writes a
-#: listing 8 KiB at a time, above the threshold: a listing never pauses (a pause at its end would
-#: only delay seeing it end). Short runs never pause either.
+#: listing 8 KiB at a time, above the threshold: a listing never pauses. Short runs never pause.
 COALESCE_AFTER_READS = 8
 COALESCE_BELOW_BYTES = 2 * 1024
 COALESCE_S = 0.001
@@ -160,6 +160,10 @@ def _pump(
     poller = select.poll()
     for fd in (out, err):
         poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    # The pause between batches wakes when the process closes its output, not when it writes:
+    # registered for no event, a pipe still reports its hang-up.
+    closed = select.poll()
+    closed.register(out, 0)
     outcome = Streamed(None, b"")
     open_fds = {out, err}
     reads = 0
@@ -181,6 +185,6 @@ def _pump(
             else:
                 reads += 1
                 if reads > COALESCE_AFTER_READS and len(chunk) < COALESCE_BELOW_BYTES:
-                    time.sleep(COALESCE_S)  # let the writer fill the pipe: one wake-up per batch
+                    closed.poll(COALESCE_S * 1000)  # let the writer fill the pipe: one wake-up per batch
     outcome.stopped = outcome.stopped or control.stop_requested
     return outcome

@@ -67,6 +67,17 @@ def _outside_reads(dirs: tuple[Path, ...], searched: Path) -> set[Path]:
 
 def _git_global_files(home: str, xdg: str) -> list[str]:
     """git's user configuration files, and the excludes file they name (or its default)."""
+    configs, excludes = _git_configs(home, xdg)
+    return [*configs, *excludes]
+
+
+def git_global_excludes() -> list[str]:
+    """The global excludes files rg may read: the one git's user configuration names, and the
+    default one (``$XDG_CONFIG_HOME/git/ignore``)."""
+    return _git_configs(os.environ.get("HOME", ""), os.environ.get("XDG_CONFIG_HOME", ""))[1]
+
+
+def _git_configs(home: str, xdg: str) -> tuple[list[str], list[str]]:
     home = home or os.path.expanduser("~")
     xdg = xdg or f"{home}/.config"
     configs = [f"{home}/.gitconfig", f"{xdg}/git/config"]
@@ -77,7 +88,7 @@ def _git_global_files(home: str, xdg: str) -> list[str]:
         except OSError:
             continue
         excludes += _excludes_named(config, st.st_mtime_ns, st.st_size)
-    return [*configs, *excludes]
+    return configs, excludes
 
 
 @functools.lru_cache(maxsize=16)

@@ -19,12 +19,14 @@ import contextlib
 import json
 import os
 import stat
+import time
 from contextlib import closing
 from pathlib import Path
 
 from ..cancel import CancelToken
 from .dirents import Kind, entries
 from .fallback import IGNORE_FILES, GlobSet, IgnoreRule, ignored, read_ignore, walk_start
+from .proofs import keep_proof
 from .query import FileQuery
 
 #: Directories whose last look found a file (path → that file, relative to it), at most this
@@ -99,7 +101,7 @@ def shown_directories(query: FileQuery, cancel: CancelToken) -> list[str]:
         cancel.raise_if_cancelled()
         directory, rel_dir, rules, level = stack.pop()
         for path, rel in _subdirectories(directory, rel_dir, rules, globs, follow=not rel_dir):
-            if not _holds_file(path, rel, rules, globs, cancel):
+            if not holds_file(path, rel, rules, globs, cancel):
                 continue
             shown.append(rel)
             if level < query.max_depth:
@@ -121,33 +123,55 @@ def _subdirectories(
     return found
 
 
-def _holds_file(directory: str, rel_dir: str, above: list[IgnoreRule], globs: GlobSet, cancel: CancelToken) -> bool:
+def holds_file(
+    directory: str, rel_dir: str, above: list[IgnoreRule], globs: GlobSet, cancel: CancelToken, *,
+    strict: bool = False, rules_key: object = None,
+) -> bool:  # fmt: skip
     """Whether a file that is not ignored lies anywhere below ``directory`` (not itself ignored;
     ``above``: the rules in force in its parent). The file the last look found there is checked
-    first (:func:`_still_shown`); only when it no longer holds is the directory looked into."""
+    first (:func:`_still_shown`); only when it no longer holds is the directory looked into.
+
+    ``strict``: ignore files are read strictly (fallback.InexactRules). ``rules_key``: a proof of
+    the answer under these rules is kept (proofs.py)."""
+    started = time.time_ns()
     witness = _witnesses.get(directory)
-    if witness is not None and _still_shown(directory, rel_dir, above, globs, witness):
+    if witness is not None and _still_shown(directory, rel_dir, above, globs, witness, strict=strict):
+        if rules_key is not None:
+            keep_proof(directory, _on_the_way(directory, witness), rules_key, True, started)
         return True
-    found = _look(directory, rel_dir, above, globs, cancel)
+    visited: list[str] | None = [] if rules_key is not None else None
+    found = _look(directory, rel_dir, above, globs, cancel, strict=strict, visited=visited)
     if found != witness:
         _changed.add(directory)
     if found is None:
         _witnesses.pop(directory, None)
+        if visited is not None:
+            keep_proof(directory, visited, rules_key, False, started)
         return False
     if len(_witnesses) >= WITNESSES_KEPT:
         _witnesses.clear()
     _witnesses[directory] = found
+    if rules_key is not None:
+        keep_proof(directory, _on_the_way(directory, found), rules_key, True, started)
     return True
 
 
-def _still_shown(directory: str, rel_dir: str, above: list[IgnoreRule], globs: GlobSet, witness: str) -> bool:
+def _on_the_way(directory: str, witness: str) -> list[str]:
+    """``directory`` and each directory between it and its ``witness`` file."""
+    parts = witness.split("/")[:-1]
+    return ["/".join([directory, *parts[:depth]]) for depth in range(len(parts) + 1)]
+
+
+def _still_shown(
+    directory: str, rel_dir: str, above: list[IgnoreRule], globs: GlobSet, witness: str, *, strict: bool = False
+) -> bool:
     """Whether the file ``witness`` (relative to ``directory``) is still one the listing shows:
     every directory on the way still a directory (not a symlink) and not ignored, the file still
     a regular file and not ignored, under the ignore files as they are now."""
     current, rel_current, rules = directory, rel_dir, above
     parts = witness.split("/")
     for index, part in enumerate(parts):
-        rules = rules + read_ignore(current, rel_current)
+        rules = rules + read_ignore(current, rel_current, strict=strict)
         path, rel = f"{current}/{part}", f"{rel_current}/{part}"
         is_dir = index < len(parts) - 1
         try:
@@ -162,17 +186,23 @@ def _still_shown(directory: str, rel_dir: str, above: list[IgnoreRule], globs: G
     return True
 
 
-def _look(directory: str, rel_dir: str, above: list[IgnoreRule], globs: GlobSet, cancel: CancelToken) -> str | None:
+def _look(
+    directory: str, rel_dir: str, above: list[IgnoreRule], globs: GlobSet, cancel: CancelToken, *,
+    strict: bool = False, visited: list[str] | None = None,
+) -> str | None:  # fmt: skip
     """A file that is not ignored below ``directory``, relative to it; None when there is none.
 
     A directory's files are looked at before its subdirectories, and the look ends at the first
     file shown, so a directory with a file near its top costs a read of a few entries. Its own
     ignore files are read when a file is met before the end of its entries, else only if its
-    entries showed one (most directories have none: no lookups for them)."""
+    entries showed one (most directories have none: no lookups for them). ``visited`` gets
+    every directory read."""
     pending = [(directory, rel_dir, above)]
     while pending:
         cancel.raise_if_cancelled()
         current, rel_current, current_above = pending.pop()
+        if visited is not None:
+            visited.append(current)
         subdirectories = []
         own: list[IgnoreRule] | None = None
         has_ignore_file = False
@@ -186,11 +216,11 @@ def _look(directory: str, rel_dir: str, above: list[IgnoreRule], globs: GlobSet,
                     if not globs.allows(rel, False):
                         continue
                     if own is None:  # met before the end: its own ignore files may come later
-                        own = read_ignore(current, rel_current)
+                        own = read_ignore(current, rel_current, strict=strict)
                     if not ignored(rel, False, current_above + own):
                         return rel[len(rel_dir) + 1 :]
         if own is None:
-            own = read_ignore(current, rel_current) if has_ignore_file else []
+            own = read_ignore(current, rel_current, strict=strict) if has_ignore_file else []
         rules = current_above + own
         for path, rel in subdirectories:
             if globs.allows(rel, True) and not ignored(rel, True, rules):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import os
 import re
 from dataclasses import dataclass
@@ -26,6 +27,13 @@ BINARY_PROBE_BYTES = 8192
 
 def glob_to_regex(glob: str) -> re.Pattern[str]:
     """gitignore-style glob → regex over a ``/``-separated relative path."""
+    anchored, body = _glob_body(glob)
+    prefix = "" if anchored else "(?:.*/)?"
+    return re.compile(f"^{prefix}{body}$", re.DOTALL)
+
+
+def _glob_body(glob: str) -> tuple[bool, str]:
+    """Whether ``glob`` is anchored (a ``/`` before its end), and the regex of its body."""
     anchored = "/" in glob.rstrip("/")
     glob = glob.lstrip("/")
     out = ""
@@ -50,7 +58,9 @@ def glob_to_regex(glob: str) -> re.Pattern[str]:
                 out += re.escape(c)
             else:
                 body = glob[i + 1 : end].replace("\\", "\\\\")
-                out += "[" + ("^" + body[1:] if body.startswith("!") else body) + "]"
+                if body.startswith(("!", "^")):  # a negated class never matches the separator
+                    body = "^/" + body[1:]
+                out += "[" + body + "]"
                 i = end
         elif c == "{":
             end = glob.find("}", i + 1)
@@ -62,8 +72,7 @@ def glob_to_regex(glob: str) -> re.Pattern[str]:
         else:
             out += re.escape(c)
         i += 1
-    prefix = "" if anchored else "(?:.*/)?"
-    return re.compile(f"^{prefix}{out}$", re.DOTALL)
+    return anchored, out
 
 
 @dataclass(frozen=True)
@@ -83,7 +92,13 @@ class IgnoreRule:
 IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")
 
 
-def parent_ignores(root: str) -> list[IgnoreRule]:
+class InexactRules(Exception):
+    """An ignore file or glob this module is not known to read exactly as rg does (an escape, a
+    ``**`` inside a name, an unusual class or alternation, bytes that are not UTF-8): the caller
+    that must answer as rg would (shallow.py) lets rg answer instead."""
+
+
+def parent_ignores(root: str, *, strict: bool = False) -> list[IgnoreRule]:
     """Rules of ignore files in the root's ancestors, as rg reads them (--no-require-git)."""
     rules: list[IgnoreRule] = []
     child = os.path.abspath(root)
@@ -93,37 +108,115 @@ def parent_ignores(root: str) -> list[IgnoreRule]:
         if parent == child:
             return rules
         parts.insert(0, os.path.basename(child))
-        outer = [dataclasses.replace(rule, above="/".join(parts)) for rule in read_ignore(parent, "")]
+        read = read_ignore(parent, "", strict=strict)
+        outer = [dataclasses.replace(rule, above="/".join(parts)) for rule in read]
         rules = outer + rules  # the nearer file's rules come later and win
         child = parent
 
 
-def read_ignore(directory: str, rel: str) -> list[IgnoreRule]:
+def read_ignore(directory: str, rel: str, *, strict: bool = False) -> list[IgnoreRule]:
+    """The rules of ``directory``'s ignore files (``rel``: its path from the walk's root).
+    ``strict``: raise :class:`InexactRules` for a file not read exactly as rg reads it."""
     rules: list[IgnoreRule] = []
     for source, name in enumerate(IGNORE_FILES):
         path = f"{directory}/{name}"
         if not os.access(path, os.F_OK):  # most directories have none: no exception raised per file
             continue
         try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                lines = handle.read().splitlines()
+            with open(path, "rb") as handle:
+                data = handle.read()
         except OSError:
+            if strict:
+                raise InexactRules(f"{path} cannot be read") from None
             continue
-        for line in lines:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            if strict:
+                raise InexactRules(f"{path} is not UTF-8") from None
+            text = data.decode("utf-8", "replace")
+        if strict and text.startswith("\ufeff"):
+            raise InexactRules(f"{path} starts with a byte-order mark")
+        for line in text.splitlines():
             line = line.rstrip()
             if not line or line.startswith("#"):
                 continue
             negated = line.startswith("!")
             line = line[1:] if negated else line
+            if strict and not exact_glob(line):
+                raise InexactRules(f"{path}: {line!r}")
             dir_only = line.endswith("/")
             rules.append(IgnoreRule(glob_to_regex(line.rstrip("/")), negated, dir_only, rel, source=source))
     return rules
 
 
+#: Characters read as themselves in every position, by rg's glob reading and by glob_to_regex.
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+=@%,~ #$&'();:\"<>|^!")
+#: What a character class or an alternative may hold (a range's "-" between two of them).
+_CLASS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._")
+
+
+@functools.lru_cache(maxsize=1024)
+def exact_glob(glob: str) -> bool:
+    """Whether :func:`glob_to_regex` reads ``glob`` (a gitignore line without its ``!``, or an
+    rg ``--glob`` without its ``!``) exactly as rg does: plain characters, ``*`` and ``?``,
+    ``**`` only as a whole path component, simple classes (``[abc]``, ``[a-z]``, ``[!x]``) and
+    alternations of plain words (``{a,b}``); no escapes, no empty or dot components. The
+    property test tests/property/test_shallow_listing.py holds it to rg's listing."""
+    body = glob.rstrip("/")
+    body = body[1:] if body.startswith("/") else body
+    if not body or "\\" in body:
+        return False
+    parts = body.split("/")
+    if any(part in ("", ".", "..") or ("**" in part and part != "**") for part in parts):
+        return False
+    i = 0
+    while i < len(body):
+        char = body[i]
+        if char == "[":
+            end = body.find("]", i + 1)
+            if end < 0 or not _simple_class(body[i + 1 : end]):
+                return False
+            i = end
+        elif char == "{":
+            end = body.find("}", i + 1)
+            words = body[i + 1 : end].split(",") if end > 0 else []
+            if end < 0 or not all(word and set(word) <= _CLASS for word in words):
+                return False
+            i = end
+        elif char not in _PLAIN and char not in "*?/":
+            return False
+        i += 1
+    return True
+
+
+def _simple_class(body: str) -> bool:
+    """``body`` (between ``[`` and ``]``) is a class of plain characters and ranges, perhaps
+    negated with a leading ``!`` or ``^``."""
+    body = body[1:] if body[:1] in ("!", "^") else body
+    if not body:
+        return False
+    i = 0
+    while i < len(body):
+        if body[i] not in _CLASS:
+            return False
+        if body[i + 1 : i + 2] == "-":  # a range: two plain characters in order
+            if i + 2 >= len(body) or body[i + 2] not in _CLASS or body[i + 2] < body[i]:
+                return False
+            i += 3
+        else:
+            i += 1
+    return True
+
+
 def _relative_to_rule(rule: IgnoreRule, rel: str) -> str:
-    """``rel`` (relative to the walk's root) as seen from the directory of the rule's .gitignore."""
+    """``rel`` (relative to the walk's root) as the rule's ignore file sees it. An ignore file
+    above the root sees every entry as if it were directly in the root — the root's path, then
+    the entry's name — as rg 14 matches them (its ignore crate joins the root's absolute path
+    to the entry's path stripped of its own directory): ``p/[!a]`` in the parent of ``p/``
+    ignores ``p/a/f``, a one-letter name at any depth below ``p/``."""
     if rule.above:
-        return f"{rule.above}/{rel}"
+        return f"{rule.above}/{rel.rpartition('/')[2]}"
     return rel[len(rule.base) + 1 :] if rule.base else rel
 
 
@@ -144,11 +237,33 @@ class GlobSet:
     whitelist (for files; directories are only ever excluded)."""
 
     def __init__(self, globs: tuple[str, ...]) -> None:
-        excluded = [glob_to_regex(g[1:].rstrip("/")).pattern for g in globs if g.startswith("!")]
-        self.excluded = re.compile("|".join(f"(?:{p})" for p in excluded), re.DOTALL) if excluded else None
+        # An unanchored glob without ** matches the last component alone (nothing in it matches
+        # a "/"): those are one alternation tried on the name, the others on the whole path.
+        names, paths = [], []
+        for glob in (g[1:].rstrip("/") for g in globs if g.startswith("!")):
+            anchored, body = _glob_body(glob)
+            if anchored or "**" in glob:
+                paths.append(f"^{'' if anchored else '(?:.*/)?'}{body}$")
+            else:
+                names.append(body)
+        self.excluded_names = re.compile(f"^(?:{'|'.join(names)})$", re.DOTALL) if names else None
+        self.excluded = re.compile("|".join(f"(?:{p})" for p in paths), re.DOTALL) if paths else None
         self.positives = [glob_to_regex(g) for g in globs if not g.startswith("!")]
 
+    def allowed_names(self, names: list[str], is_dir: bool) -> list[str]:
+        """The entries among ``names`` (single names: a directory's entries, relative to the
+        root that is that directory) that :meth:`allows`, filtered a whole list at a time."""
+        if self.excluded_names is not None:
+            names = list(itertools.filterfalse(self.excluded_names.match, names))
+        if self.excluded is not None:
+            names = list(itertools.filterfalse(self.excluded.match, names))
+        if is_dir or not self.positives:
+            return names
+        return [name for name in names if any(regex.match(name) for regex in self.positives)]
+
     def allows(self, rel: str, is_dir: bool) -> bool:
+        if self.excluded_names is not None and self.excluded_names.match(rel.rpartition("/")[2]):
+            return False
         if self.excluded is not None and self.excluded.match(rel):
             return False
         if is_dir or not self.positives:
@@ -161,11 +276,14 @@ class GlobSet:
 Pending = tuple[str, str, list[IgnoreRule], int]
 
 
-def walk_start(query: FileQuery) -> tuple[GlobSet, list[Pending]]:
+def walk_start(query: FileQuery, *, strict: bool = False) -> tuple[GlobSet, list[Pending]]:
     """The globs of a walk and its first directory: the root, with its own and its ancestors'
-    ignore rules."""
+    ignore rules (``strict``: see :func:`read_ignore`; the globs are checked too)."""
     root = str(query.root)
-    return _glob_set(("!.git", *query.globs)), [(root, "", parent_ignores(root) + read_ignore(root, ""), 1)]
+    if strict and not all(exact_glob(glob.removeprefix("!")) for glob in query.globs):
+        raise InexactRules("an ignore glob")
+    rules = parent_ignores(root, strict=strict) + read_ignore(root, "", strict=strict)
+    return _glob_set(("!.git", *query.globs)), [(root, "", rules, 1)]
 
 
 @functools.lru_cache(maxsize=64)

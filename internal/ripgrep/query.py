@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, Protocol
 
 #: Noise never listed by ls nor read through read_many's globs, at any depth below the directory
 #: searched. That directory itself may be called any of these: only components
@@ -17,6 +18,15 @@ AUTO_IGNORED = (
 )  # fmt: skip
 
 
+class ReadableRoots(Protocol):
+    """Where a search may read, resolved only as far as a question needs: ``cover`` asks about
+    one real path (a read inside the workspace resolves the workspace alone), ``all`` resolves
+    every root (for the kernel's confinement of rg)."""
+
+    def cover(self, real: Path) -> bool: ...
+    def all(self) -> list[Path]: ...
+
+
 @dataclass(frozen=True)
 class FileQuery:
     """Enumerate files under ``root``: .gitignore respected, hidden files included, .git excluded."""
@@ -27,12 +37,12 @@ class FileQuery:
     #: Stat every file as it is listed (for newest-first ordering).
     with_mtimes: bool = False
     #: Where rg may read (the readable roots); empty: anywhere. See :mod:`.confine`.
-    readable: tuple[Path, ...] = ()
+    readable: tuple[Path, ...] | ReadableRoots = ()
     #: With ``max_depth``: also find the directories the listing shows (:mod:`.directories`).
     with_directories: bool = False
-    #: The file where that search keeps what it found for the next process (a CLI call is one;
-    #: :func:`.directories.witness_file`).
-    witnesses: Path | None = None
+    #: Where that search keeps what it found for the next process (a CLI call is one;
+    #: :func:`.directories.witness_file`), asked for only when the search looks into directories.
+    witnesses: Callable[[], Path] | None = None
 
 
 #: What a content search reports: matching lines (with context), matching files, or per-file counts.
@@ -92,3 +102,8 @@ class SearchResult:
 def fs_path(raw: bytes) -> str:
     """Bytes from rg → a str path that os functions accept (undecodable bytes kept as surrogates)."""
     return raw.decode("utf-8", "surrogateescape")
+
+
+def all_readable(readable: tuple[Path, ...] | ReadableRoots) -> tuple[Path, ...]:
+    """Every readable root of a query, resolved."""
+    return readable if isinstance(readable, tuple) else tuple(readable.all())

@@ -34,8 +34,10 @@ from ..proc.stream import StreamControl, Streamed, run_streaming
 from ..vocabulary import set_flag
 from .confine import confinement_for, unconfinable
 from .directories import load_witnesses, save_witnesses, shown_directories
+from .fallback import InexactRules
 from .output import OutputParser, mtime
-from .query import FileQuery, SearchQuery, SearchResult
+from .query import FileQuery, ReadableRoots, SearchQuery, SearchResult, all_readable
+from .shallow import NeedsLook, list_shallow, shallow_rules
 
 #: A single rg run is stopped after this long.
 RG_TIMEOUT_S = 30.0
@@ -59,10 +61,15 @@ def find_rg(configured: str | None) -> str | None:
     interpreter, else ``rg`` on PATH."""
     if configured is not None:
         return configured or None
-    beside = Path(sys.executable).parent / "rg"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
+    beside = _beside_interpreter()
+    if os.access(beside, os.X_OK) and not os.path.isdir(beside):
+        return beside
     return shutil.which("rg")
+
+
+@functools.cache
+def _beside_interpreter() -> str:
+    return str(Path(sys.executable).parent / "rg")
 
 
 async def run_rg(
@@ -91,6 +98,7 @@ async def run_rg(
     for arg in args:
         check_argument(arg, "search pattern or glob")
     executor = None if confine is None else confined_executor(confine, rg)
+    refused = False
     try:
         streamed, directories = await race_cancel(
             _streamed([rg, *args], cwd, parser, timeout, executor, alongside), cancel
@@ -98,7 +106,9 @@ async def run_rg(
     except PermissionError:
         if executor is None:
             raise
-        streamed, directories = Streamed(LOADER_FAILED, b""), None  # the kernel refused to start it confined
+        # A thread of the confiner could not be restricted (the rg or the walk beside it was
+        # refused): whatever the other one parsed meanwhile is dropped, and rg runs as before.
+        streamed, directories, refused = Streamed(LOADER_FAILED, b""), None, True
     if streamed.timed_out:
         raise ToolError(
             f"Search timed out after {timeout:.0f}s. Use a more specific path or pattern.",
@@ -108,7 +118,7 @@ async def run_rg(
     result = parser.result
     result.stopped_early, result.confined = streamed.stopped, executor is not None
     result.directories = directories or []  # the walk's, when there was one
-    if result.confined and returncode == LOADER_FAILED and not parser.count():
+    if result.confined and returncode == LOADER_FAILED and (refused or not parser.count()):
         unconfinable(rg)  # its loader wanted a file it was not allowed: run it as before
         return await run_rg(rg, args, cwd=cwd, mode=mode, limit=limit, cancel=cancel, timeout=timeout,
                             with_mtimes=with_mtimes, on_path=on_path, alongside=alongside)  # fmt: skip
@@ -250,8 +260,14 @@ def _parser_mode(query: SearchQuery) -> str:
 
 async def list_files(query: FileQuery, *, rg: str | None, limit: int, cancel: CancelToken) -> SearchResult:
     """The files, and with ``query.with_directories`` the directories shown within its depth
-    (found by a walk made on rg's thread while rg runs, confined as rg is)."""
-    walk = functools.partial(_walk, query, cancel) if query.with_directories else None
+    (found by a walk made on rg's thread while rg runs, confined as rg is). A one-level listing
+    is answered without rg when its rules are known exactly (shallow.py)."""
+    if query.with_directories and query.max_depth == 1:
+        shallow = await _list_shallow(query, rg, limit, cancel)
+        if shallow is not None:
+            return shallow
+    store = query.witnesses() if query.with_directories and query.witnesses is not None else None
+    walk = functools.partial(_walk, query, store, cancel) if query.with_directories else None
     if rg is None:
         from . import fallback
 
@@ -264,19 +280,56 @@ async def list_files(query: FileQuery, *, rg: str | None, limit: int, cancel: Ca
     )  # fmt: skip
 
 
-def _walk(query: FileQuery, cancel: CancelToken) -> list[str]:
-    """The directories a depth-limited listing shows, with the witnesses kept across processes."""
+async def _list_shallow(query: FileQuery, rg: str | None, limit: int, cancel: CancelToken) -> SearchResult | None:
+    """shallow.py's listing: on this thread when every subdirectory has its proof, else on a
+    thread confined as rg would be (where the looks it makes read only the readable roots);
+    None when rg must answer."""
+    rules = shallow_rules(query)
+    if rules is None:
+        return None
+    try:
+        return list_shallow(query, rules, cancel, limit=limit, look=False)
+    except NeedsLook:
+        pass
+    except (InexactRules, OSError):
+        return None
+    confine = _confinement(rg, query.readable, query.root) if rg is not None else None
+    executor = confined_executor(confine, rg) if confine is not None and rg is not None else None
+
+    store = query.witnesses() if query.witnesses is not None else None  # made here: a confined thread may not
+
+    def look() -> SearchResult:
+        root = str(query.root)
+        if store is not None:
+            load_witnesses(store, root)
+        result = list_shallow(query, rules, cancel, limit=limit, look=True)
+        if store is not None:
+            save_witnesses(store, root)
+        return result
+
+    try:
+        result = await race_cancel(asyncio.get_running_loop().run_in_executor(executor, look), cancel)
+    except (InexactRules, OSError):  # PermissionError too: the thread could not be confined
+        return None
+    result.confined = executor is not None  # unconfined looks: the caller checks what they found
+    return result
+
+
+def _walk(query: FileQuery, store: Path | None, cancel: CancelToken) -> list[str]:
+    """The directories a depth-limited listing shows, with the witnesses kept across processes
+    in ``store``."""
     root = str(query.root)
-    if query.witnesses is not None:
-        load_witnesses(query.witnesses, root)
+    if store is not None:
+        load_witnesses(store, root)
     shown = shown_directories(query, cancel)
-    if query.witnesses is not None:
-        save_witnesses(query.witnesses, root)
+    if store is not None:
+        save_witnesses(store, root)
     return shown
 
 
-def _confinement(rg: str, readable: tuple[Path, ...], searched: Path) -> ReadConfinement | None:
-    return confinement_for(rg, readable, searched) if readable else None
+def _confinement(rg: str, readable: tuple[Path, ...] | ReadableRoots, searched: Path) -> ReadConfinement | None:
+    roots = all_readable(readable)
+    return confinement_for(rg, roots, searched) if roots else None
 
 
 async def search(

@@ -62,9 +62,10 @@ def judge(before: str | None, after: str, path: str, *, cache: SyntaxCache | Non
         _remember_errors(cache, path, parsed, errors)
         return Verdict("warns", parsed.language, errors, parsed)
     if cache is not None:
-        if errors_kept_by_region(before, after, path, cache):
+        encoded = (before.encode("utf-8", "surrogatepass"), after.encode("utf-8", "surrogatepass"))
+        if errors_kept_by_region(before, after, path, cache, encoded=encoded):
             return None  # a file with errors: the change's region has the same ones (local.py)
-        if clean_by_statements(before, after, path, cache):
+        if clean_by_statements(before, after, path, cache, encoded=encoded):
             return None  # the changed statements parse on their own: so does the file (local.py)
     return _judge_whole(before, after, path, cache)
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from .issues import SyntaxIssue
 
 if TYPE_CHECKING:
-    from tree_sitter import Node
+    from tree_sitter import Node, TreeCursor
 
 _BLOCKS = ("module", "block")
 #: The nodes a block can be found in (Python's compound statements and their clauses; the set
@@ -42,9 +42,32 @@ def python_layout_issues(root: Node, source: bytes, start: int, end: int, limit:
         children = _children_to_check(node, start, end)
         if node.type in _BLOCKS:
             found.extend(_block_issues(node, children, source))
+        elif node.type in _WITH_CLAUSES:
+            found.extend(_clause_issues(node, source))
         stack.extend(reversed(children))
     found.sort(key=lambda issue: (issue.line, issue.column))
     return found[:limit]
+
+
+#: Compound statements whose clauses (``else:``, ``elif``, ``except``, ``finally:``) must start at
+#: the statement's own column; the grammar accepts them at any column (an ``else:`` left behind
+#: when its ``if`` line was removed attaches to the ``while`` above it).
+_WITH_CLAUSES = frozenset({"if_statement", "for_statement", "while_statement", "try_statement"})
+_CLAUSES = frozenset({"elif_clause", "else_clause", "except_clause", "except_group_clause", "finally_clause"})
+
+
+def _clause_issues(statement: Node, source: bytes) -> list[SyntaxIssue]:
+    expected = _line_start_column(statement, source)
+    if expected is None:
+        return []
+    issues = []
+    for clause in statement.children:
+        if clause.type in _CLAUSES:
+            column = _line_start_column(clause, source)
+            if column is not None and column != expected:
+                what = "unexpected indent" if column > expected else "unindent does not match the statement's"
+                issues.append(SyntaxIssue(clause.start_point[0] + 1, column + 1, what))
+    return issues
 
 
 def _children_to_check(node: Node, start: int, end: int) -> list[Node]:
@@ -57,14 +80,22 @@ def _children_to_check(node: Node, start: int, end: int) -> list[Node]:
 
 
 def _overlapping(node: Node, start: int, end: int) -> list[Node]:
-    """The named children of ``node`` that overlap or touch ``[start, end]``, and the one after
-    them (a change can leave the statement after it misplaced). A cursor walks them: the Node
-    sibling and child-for-byte calls are slower, and the latter crashes the process on some
-    nodes (py-tree-sitter 0.26.1)."""
+    """The named children of ``node`` that overlap or touch ``[start, end]``, the one after them
+    (a change can leave the statement after it misplaced) and the one before them (a change can
+    empty a block that ends where the change begins: the ``if x:`` whose only statement was
+    removed). A cursor walks them: the Node sibling and child-for-byte calls are slower, and the
+    latter crashes the process on some nodes (py-tree-sitter 0.26.1)."""
     cursor = node.walk()
     if cursor.goto_first_child_for_byte(max(0, start - 1)) is None:
-        return []
+        # Every child ends before the range: the last one may hold the emptied block.
+        return [last] if cursor.goto_last_child() and (last := _before(cursor)) is not None else []
     out: list[Node] = []
+    if cursor.goto_previous_sibling():
+        previous = _before(cursor)
+        if previous is not None:
+            out.append(previous)
+        cursor.reset(node)
+        cursor.goto_first_child_for_byte(max(0, start - 1))
     while True:
         child = cursor.node
         if child is not None and child.is_named:
@@ -77,6 +108,16 @@ def _overlapping(node: Node, start: int, end: int) -> list[Node]:
         if not cursor.goto_next_sibling():
             break
     return out
+
+
+def _before(cursor: TreeCursor) -> Node | None:
+    """The named child at ``cursor`` or, going back, the first that is not a comment (None if none)."""
+    while True:
+        child = cursor.node
+        if child is not None and child.is_named and child.type != "comment":
+            return child
+        if not cursor.goto_previous_sibling():
+            return None
 
 
 def _first_statement(block: Node) -> Node | None:

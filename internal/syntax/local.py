@@ -17,7 +17,7 @@ adds errors) has its own fast path, :func:`errors_kept_by_region`: the region th
 is parsed on its own before and after, and when it holds the same errors, there is nothing to say.
 
 Each changed region is judged first without the unchanged statement on either side of it (when
-leaving them out is safe, see :func:`_inner`), then, if that does not parse, with them: a hunk
+leaving them out is safe, see regions.inner_cut), then, if that does not parse, with them: a hunk
 that adds an ``else:`` or a decorator parses only joined to its neighbour. Either way all the
 regions of a change are judged in one parse when that parse proves they stood apart in it
 (stretches.py).
@@ -30,11 +30,12 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from ..affix import common_prefix_length
 from .issues import SyntaxIssue
 from .languages import language_for
-from .parse import MAX_PARSE_BYTES, Parsed, SyntaxCache, changed_range, parse_detached
-from .stretches import statement_starts, statements_apart, statements_together
+from .nested import bodies_of, clean_in_body
+from .parse import MAX_PARSE_BYTES, Bodies, Parsed, SyntaxCache, changed_range, parse_detached
+from .regions import assembled_starts, changed_regions, inner_cut
+from .stretches import statement_starts, statements_apart, statements_reparsed, statements_together
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -43,184 +44,77 @@ if TYPE_CHECKING:
 #: JavaScript/TypeScript are not: automatic semicolon insertion can join a line to the statement
 #: above it.
 LOCAL_LANGUAGES = frozenset({"python"})
-#: A change whose statements span more than this is judged by the whole-file parse.
-MAX_LOCAL_BYTES = 256 * 1024
-#: Statements shorter than this (``x = 1``, a one-line comment) are looked for, to line the texts
-#: up again, only within SHORT_SYNC_WINDOW bytes of where the search starts: text that short
-#: recurs all over a file, and a far match makes one long region of what lies between.
-SYNC_MIN_BYTES = 24
-SHORT_SYNC_WINDOW = 4096
-
-
-def clean_by_statements(before: str, after: str, path: str, cache: SyntaxCache) -> bool:
+def clean_by_statements(
+    before: str, after: str, path: str, cache: SyntaxCache, *, encoded: tuple[bytes, bytes] | None = None
+) -> bool:
     """True when the top-level statements the change touches parse cleanly on their own (the
-    result then parses wherever it parsed before); False means "judge the usual way"."""
+    result then parses wherever it parsed before); False means "judge the usual way".
+    ``encoded``: ``before`` and ``after`` as UTF-8 already."""
     language = language_for(path)
     if language not in LOCAL_LANGUAGES or len(after) > MAX_PARSE_BYTES:
         return False
-    old = before.encode("utf-8", "surrogatepass")
-    new = after.encode("utf-8", "surrogatepass")
+    old, new = encoded or (before.encode("utf-8", "surrogatepass"), after.encode("utf-8", "surrogatepass"))
     starts = _starts(old, path, cache)
     if starts is None:
         return False
-    planned = _regions(old, new, starts)
+    bodies = cache.statements.bodies(path, old)
+    changed = changed_range(old, new)
+    in_body = clean_in_body(old, new, starts, bodies, language, changed) if bodies else None
+    if in_body is not None:  # judged by the statements of a large definition's body (nested.py)
+        cache.statements.put(path, new, in_body[0], bodies=in_body[1])
+        cache.stretches.pop(path, None)
+        return True
+    planned = changed_regions(old, new, starts, changed)
     if planned is None:
         return False
     regions = [region for _, region in planned if region is not None]
-    cuts = [_inner(new, region) for region in regions]
-    judged = statements_together([new[low:high] for low, high in cuts], language)
+    cuts = [inner_cut(new, region) for region in regions]
+    trees: list[Parsed] = []
+    judged = _reparsed(old, new, cuts, path, cache, trees)
+    if judged is None:
+        judged = statements_together([new[low:high] for low, high in cuts], language, trees=trees)
     if judged is None:  # the changed statements alone did not do: with the ones around them
         cuts = [(low, high) for low, high, _, _ in regions]
-        judged = statements_apart([new[low:high] for low, high in cuts], language)
+        judged = statements_apart([new[low:high] for low, high in cuts], language, trees=trees)
         if judged is None:
             return False
-    found = iter(zip(regions, cuts, judged, strict=True))
-    new_starts: list[int] = []
-    for kept, region in planned:
-        new_starts += kept
-        if region is not None:
-            (low, high, _, _), (cut_low, cut_high), offsets = next(found)
-            new_starts += [low] if cut_low != low else []  # the statement left out before
-            new_starts += [cut_low + offset for offset in offsets]
-            new_starts += [cut_high] if cut_high != high else []  # and the one after
-    cache.statements.put(path, new, new_starts)
+    if trees:
+        cache.keep_stretch(path, trees[0])
+    else:
+        cache.stretches.pop(path, None)
+    kept = _bodies_kept(bodies, cuts[0][0], cuts[-1][1], len(new) - len(old)) if cuts else {}
+    if trees and cuts:
+        kept.update(bodies_of(trees[0], cuts[0][0]))
+    cache.statements.put(path, new, assembled_starts(planned, cuts, judged), bodies=kept)
     return True
 
 
-#: A region: ``(low, high)`` in new, and within it where the changed statements start and end
-#: (after the old statement it opens with, before the one found again it closes with).
-Region = tuple[int, int, int, int]
+def _bodies_kept(bodies: Bodies, low: int, high: int, shift: int) -> Bodies:
+    """The bodies that outlive a change judged by the stretch ``[low, high)`` of the new text:
+    those wholly before it, and those after it, moved by ``shift``."""
+    kept = {key: body for key, body in bodies.items() if key + body.end <= low}
+    kept.update((key + shift, body) for key, body in bodies.items() if key >= high - shift)
+    return kept
 
 
-def _inner(new: bytes, region: Region) -> tuple[int, int]:
-    """The part of ``region`` to judge first: its changed statements without the unchanged one
-    on either side, where leaving it out is safe. It is, before, when the first line of code
-    starts at column 0 (nothing indented can join the statement before; a clause such as
-    ``else:`` does not parse alone); after, when the changed text ends a line without a
-    continuation (the statement found again then starts as it did in the old file, and a
-    statement never begins by continuing the one above)."""
-    low, high, inner_low, inner_high = region
-    text = new[inner_low:inner_high]
-    if inner_low != low and not _code_starts_at_margin(text):
-        inner_low = low
-    if inner_high != high and text and (not text.endswith(b"\n") or text.endswith((b"\\\n", b"\\\r\n"))):
-        inner_high = high
-    return inner_low, inner_high
-
-
-def _code_starts_at_margin(text: bytes) -> bool:
-    """The first line of ``text`` that is neither blank nor a comment starts at column 0."""
-    lines = text.split(b"\n", 64)
-    for line in lines:
-        content = line.lstrip(b" \t\f\r")
-        if content and not content.startswith(b"#"):
-            return content == line
-    return len(lines) <= 64  # only blank lines and comments (or more lines than were looked at)
-
-
-def _regions(old: bytes, new: bytes, starts: list[int]) -> list[tuple[list[int], Region | None]] | None:
-    """``new`` cut, in order, into old statements found byte for byte (their starts in ``new``)
-    and regions to parse on their own (:data:`Region`); None when a region would be larger than
-    MAX_LOCAL_BYTES.
-
-    A region runs from the statement before a difference to the end of the first old statement
-    found again after it, so what a change can join to is inside it; a difference right after a
-    region widens it. Statements are looked for only inside the one range that differs (outside
-    it the texts are equal), at the start of a line (where a top-level statement starts), and
-    those shorter than SYNC_MIN_BYTES only near where the search starts. Finding one in the wrong
-    place costs speed, never truth: every byte that is not an old statement is parsed.
-    """
-    start, old_end, new_end = changed_range(old, new)
-    shift = new_end - old_end
-    # ``starts`` is strictly increasing (a tree's statements in order, or carried in order), so
-    # the cut points are it with 0 and the end added, and the statements before or after a point
-    # are a slice: no pass over every statement of the file for a change to one of them.
-    edges = starts if starts and starts[0] == 0 else [0, *starts]
-    edges = [*edges, len(old)] if edges[-1] != len(old) else edges
-    zero_is_start = bool(starts) and starts[0] == 0  # the one edge that may not be a statement
-    count = len(edges) - 1
-    eligible = bisect.bisect_left(edges, old_end, hi=count)  # statements from here on start after the change
-    i = max(bisect.bisect_right(edges, start) - 2, 0)  # the statement before the change's
-    q = edges[i]  # where old statement i starts in new
-    out: list[tuple[list[int], Region | None]] = [(starts[: bisect.bisect_left(starts, q)], None)]
-    while True:
-        # The old statements from i on that new repeats byte for byte from q: all those that end
-        # within the run of equal bytes there (one bounded compare, not one per statement).
-        base = edges[i]
-        equal = _equal_run(old, new, base, q, edges[eligible] - base) if i < eligible else 0
-        k = max(min(bisect.bisect_right(edges, base + equal) - 1, eligible), i)
-        kept = edges[i:k] if i or zero_is_start else edges[1:k]  # edge 0 may not be a statement
-        kept = list(map((q - base).__add__, kept)) if q != base else kept
-        q += edges[k] - base
-        i = k
-        if i >= count and q == len(new):
-            out.append((kept, None))
-            return out
-        if i < count and edges[i] >= old_end and q == edges[i] + shift:
-            after = starts[bisect.bisect_left(starts, edges[i]) :]
-            out.append((kept + (list(map(shift.__add__, after)) if shift else after), None))
-            return out
-        inner_low = q
-        if kept:  # the region opens with the last statement found equal
-            q -= edges[i] - edges[i - 1]
-            low = q
-            out.append((kept[:-1], None))
-        elif (previous := out[-1][1]) is not None:  # right after a region: that region goes on
-            out.pop()
-            low, inner_low = previous[0], previous[2]
-        else:
-            low = q
-        j, found = _found_again(old, new, edges, i + 1, q, old_end, shift)
-        high = found + (edges[j + 1] - edges[j]) if j < count else len(new)
-        if high - low > MAX_LOCAL_BYTES:
-            return None
-        out.append(([], (low, high, inner_low, found if j < count else high)))
-        if j >= count:
-            return out
-        i, q = j + 1, high
-
-
-def _equal_run(old: bytes, new: bytes, at_old: int, at_new: int, limit: int) -> int:
-    """How many bytes ``old`` from ``at_old`` and ``new`` from ``at_new`` share (at most
-    ``limit``): windows doubling in size, so the bytes copied stay within twice the run."""
-    run, window = 0, 4096
-    while run < limit:
-        take = min(window, limit - run)
-        x = old[at_old + run : at_old + run + take]
-        y = new[at_new + run : at_new + run + take]
-        if x == y and len(y) == take:
-            run += take
-            window *= 2
-            continue
-        return run + common_prefix_length(x, y)
-    return run
-
-
-def _found_again(
-    old: bytes, new: bytes, edges: list[int], first: int, since: int, old_end: int, shift: int
-) -> tuple[int, int]:
-    """The first old statement from ``first`` on that is found in ``new`` at or after ``since``:
-    its index and where; ``(len(edges) - 1, len(new))`` when none is."""
-    for j in range(first, len(edges) - 1):
-        if edges[j] >= old_end:
-            at = edges[j] + shift
-            if at >= since:
-                return j, at
-            continue
-        statement = old[edges[j] : edges[j + 1]]
-        window = MAX_LOCAL_BYTES if len(statement) >= SYNC_MIN_BYTES else SHORT_SYNC_WINDOW
-        at = _at_line_start(new, statement, since, since + window + len(statement))
-        if at >= 0:
-            return j, at
-    return len(edges) - 1, len(new)
-
-
-def _at_line_start(text: bytes, piece: bytes, low: int, high: int) -> int:
-    """Where ``piece`` first occurs in ``text[low:high]`` at the start of a line; -1 if nowhere."""
-    at = text.find(piece, low, high)
-    while at > 0 and text[at - 1] != 0x0A:
-        at = text.find(piece, at + 1, high)
-    return at
+def _reparsed(
+    old: bytes, new: bytes, cuts: list[tuple[int, int]], path: str, cache: SyntaxCache, trees: list[Parsed]
+) -> list[list[int]] | None:
+    """The one changed stretch judged from the stretch the last change left (its tree kept in
+    ``cache``), when that is exactly what this change changed: an edit to a statement edited
+    just before — the usual next edit — is parsed incrementally, not again from its start."""
+    kept = cache.stretches.get(path)
+    if kept is None or len(cuts) != 1:
+        return None
+    low, high = cuts[0]
+    before = old[low : high - (len(new) - len(old))]
+    if before != kept.source:
+        return None
+    judged = statements_reparsed(kept, new[low:high])
+    if judged is None:
+        return None
+    trees.append(judged[1])
+    return [judged[0]]
 
 
 def _starts(source: bytes, path: str, cache: SyntaxCache) -> list[int] | None:
@@ -235,7 +129,7 @@ def _starts(source: bytes, path: str, cache: SyntaxCache) -> list[int] | None:
     if tree is None or tree.has_tree_errors:
         return None
     starts = statement_starts(tree)
-    cache.statements.put(path, source, starts)
+    cache.statements.put(path, source, starts, bodies=bodies_of(tree))
     return starts
 
 
@@ -249,7 +143,9 @@ MAX_BROKEN_REGION_BYTES = 16 * 1024
 MAX_REGION_ERRORS = 64
 
 
-def errors_kept_by_region(before: str, after: str, path: str, cache: SyntaxCache) -> bool:
+def errors_kept_by_region(
+    before: str, after: str, path: str, cache: SyntaxCache, *, encoded: tuple[bytes, bytes] | None = None
+) -> bool:
     """For a file known to have syntax errors (the gate found them and kept where its tree's
     top-level nodes start, at any column): True when the region the change touches — those nodes
     and one on either side — parsed on its own has the same errors before and after, placed alike
@@ -259,11 +155,10 @@ def errors_kept_by_region(before: str, after: str, path: str, cache: SyntaxCache
     language = language_for(path)
     if language not in LOCAL_LANGUAGES or len(after) > MAX_PARSE_BYTES:
         return False
-    old = before.encode("utf-8", "surrogatepass")
+    old, new = encoded or (before.encode("utf-8", "surrogatepass"), after.encode("utf-8", "surrogatepass"))
     cuts = cache.statements.broken_cuts(path, old)
     if cuts is None:
         return False
-    new = after.encode("utf-8", "surrogatepass")
     start, old_end, new_end = changed_range(old, new)
     low, high = _region(cuts, len(old), start, old_end)
     if high - low > MAX_BROKEN_REGION_BYTES:

@@ -67,6 +67,21 @@ class Parsed:
         return found[:limit]
 
 
+@dataclass(frozen=True)
+class Body:
+    """The body of a large top-level definition (nested.py): its statements' ``column``, where
+    their lines start (``starts``) and where the definition's last line ends (``end``), both
+    counted from the definition's start, so a body moves with its definition unchanged."""
+
+    column: int
+    starts: tuple[int, ...]
+    end: int
+
+
+#: Bodies by the start of the top-level statement that holds each.
+Bodies = dict[int, "Body"]
+
+
 class StatementStarts:
     """Per file: the sources (TREES_PER_FILE of them, like trees) lists of top-level statement
     starts belong to. Bounded (LRU by file).
@@ -77,26 +92,35 @@ class StatementStarts:
 
     def __init__(self, size: int = MAX_CACHED_TREES) -> None:
         self._size = size
-        self._entries: OrderedDict[str, list[tuple[bytes, list[int], bool]]] = OrderedDict()
+        self._entries: OrderedDict[str, list[tuple[bytes, list[int], bool, Bodies]]] = OrderedDict()
 
     def get(self, key: str, source: bytes) -> list[int] | None:
         """The statement starts of ``source``, a source without known errors."""
-        return self._find(key, source, broken=False)
+        found = self._find(key, source, broken=False)
+        return found[0] if found is not None else None
+
+    def bodies(self, key: str, source: bytes) -> Bodies:
+        """The bodies of the large definitions of ``source`` kept with its starts (nested.py)."""
+        found = self._find(key, source, broken=False)
+        return found[1] if found is not None else {}
 
     def broken_cuts(self, key: str, source: bytes) -> list[int] | None:
         """The cut points of ``source``, when it is known to have syntax errors."""
-        return self._find(key, source, broken=True)
+        found = self._find(key, source, broken=True)
+        return found[0] if found is not None else None
 
-    def _find(self, key: str, source: bytes, *, broken: bool) -> list[int] | None:
-        for known, starts, is_broken in self._entries.get(key, ()):
+    def _find(self, key: str, source: bytes, *, broken: bool) -> tuple[list[int], Bodies] | None:
+        for known, starts, is_broken, bodies in self._entries.get(key, ()):
             if is_broken == broken and known == source:
                 self._entries.move_to_end(key)
-                return starts
+                return starts, bodies
         return None
 
-    def put(self, key: str, source: bytes, starts: list[int], *, broken: bool = False) -> None:
+    def put(
+        self, key: str, source: bytes, starts: list[int], *, broken: bool = False, bodies: Bodies | None = None
+    ) -> None:
         kept = [entry for entry in self._entries.get(key, ()) if entry[0] != source]
-        self._entries[key] = [*kept[len(kept) - (TREES_PER_FILE - 1) :], (source, starts, broken)]
+        self._entries[key] = [*kept[len(kept) - (TREES_PER_FILE - 1) :], (source, starts, broken, bodies or {})]
         self._entries.move_to_end(key)
         while len(self._entries) > self._size:
             self._entries.popitem(last=False)
@@ -111,6 +135,15 @@ class SyntaxCache:
         self._size = size
         self._trees: OrderedDict[str, list[Parsed]] = OrderedDict()  # per file, newest last
         self.statements = StatementStarts(size)
+        #: Per file, the last stretch of statements the fast path judged clean on its own, with
+        #: its tree: the next change to the same statements is parsed from it (local.py).
+        self.stretches: OrderedDict[str, Parsed] = OrderedDict()
+
+    def keep_stretch(self, key: str, parsed: Parsed) -> None:
+        self.stretches[key] = parsed
+        self.stretches.move_to_end(key)
+        while len(self.stretches) > self._size:
+            self.stretches.popitem(last=False)
 
     def get(self, key: str) -> Parsed | None:
         """The newest tree of ``key`` (the seed of its next incremental parse)."""
@@ -181,6 +214,23 @@ def parse_detached(source: bytes, language: str) -> Parsed | None:
     """A parse of ``source`` on its own (no cache): a piece of a file, judged apart from it.
     None for a piece that looks deeply nested: the whole file's parse (with its probe) decides."""
     return None if looks_deep(source) else parse_in_process(source, language)
+
+
+def reparse_detached(previous: Parsed, source: bytes) -> Parsed | None:
+    """A parse of ``source`` on its own, seeded with the tree of ``previous`` (a piece of a
+    file that ``source`` changes in one range): tree-sitter reparses what the change touches and
+    reuses the rest. None as :func:`parse_detached`, or when the change is too wide to reuse."""
+    if looks_deep(source):
+        return None
+    old_tree = _edited_copy(previous, source)
+    if old_tree is None:
+        return None
+    try:
+        parser = _parser(previous.language)
+    except Exception:  # a grammar the installed pack lacks
+        return None
+    tree = _bounded_parse(parser, source, old_tree)
+    return None if tree is None else Parsed(previous.language, source, tree)
 
 
 def parse_in_process(source: bytes, language: str) -> Parsed | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import bisect
 from typing import TYPE_CHECKING
 
-from .parse import Parsed, parse_detached
+from .parse import Parsed, changed_range, parse_detached, reparse_detached
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -31,20 +31,40 @@ if TYPE_CHECKING:
 _CONTINUED = (b"\\\n", b"\\\r\n")
 
 
-def statements_apart(stretches: list[bytes], language: str) -> list[list[int]] | None:
+def statements_apart(
+    stretches: list[bytes], language: str, *, trees: list[Parsed] | None = None
+) -> list[list[int]] | None:
     """For each stretch, the offsets (in the stretch) where its top-level statements start on a
-    line of their own, when every stretch parses cleanly on its own; None when one does not."""
+    line of their own, when every stretch parses cleanly on its own; None when one does not.
+    ``trees`` gets the tree of a single stretch judged clean (for :func:`statements_reparsed`)."""
     if len(stretches) > 1 and _separable(stretches):
         together = _together(stretches, language)
         if together is not None:
             return together
-    return _each_apart(stretches, language)
+    return _each_apart(stretches, language, trees)
 
 
-def statements_together(stretches: list[bytes], language: str) -> list[list[int]] | None:
+def statements_together(
+    stretches: list[bytes], language: str, *, trees: list[Parsed] | None = None
+) -> list[list[int]] | None:
     """:func:`statements_apart` from the one combined parse only: None whenever that parse does
     not prove every stretch clean on its own (a quick first try, before wider stretches)."""
-    return _together(stretches, language) if _separable(stretches) else None
+    return _together(stretches, language, trees) if _separable(stretches) else None
+
+
+def statements_reparsed(previous: Parsed, stretch: bytes) -> tuple[list[int], Parsed] | None:
+    """The statement starts of ``stretch`` and its tree, when it parses cleanly on its own;
+    judged from ``previous``, a stretch judged clean before that ``stretch`` changes in one
+    range: parsed incrementally from its tree, and looked at for indentation errors only in the
+    blocks around the changed lines (the rest is as clean as it was: the whole-file judgement's
+    rule, gate.py). None when that does not show it clean (then it is parsed on its own)."""
+    start, _, new_end = changed_range(previous.source, stretch)
+    parsed = reparse_detached(previous, stretch)
+    if parsed is None or parsed.has_tree_errors:
+        return None
+    if parsed.errors(stretch.rfind(b"\n", 0, start) + 1, new_end, limit=1):
+        return None
+    return statement_starts(parsed), parsed
 
 
 def _separable(stretches: list[bytes]) -> bool:
@@ -52,13 +72,15 @@ def _separable(stretches: list[bytes]) -> bool:
     return all(not s or (s.endswith(b"\n") and not s.endswith(_CONTINUED)) for s in stretches[:-1])
 
 
-def _together(stretches: list[bytes], language: str) -> list[list[int]] | None:
+def _together(stretches: list[bytes], language: str, trees: list[Parsed] | None = None) -> list[list[int]] | None:
     """The statement starts of each stretch from one parse of them all; None when that parse
     cannot stand for the parses apart (an error, or a node crossing a stretch's boundary)."""
     source = b"".join(stretches)
     parsed = parse_detached(source, language)
     if parsed is None or parsed.has_tree_errors or parsed.errors(limit=1):
         return None
+    if trees is not None and len(stretches) == 1:
+        trees.append(parsed)
     lows: list[int] = []
     at = 0
     for stretch in stretches:
@@ -76,13 +98,15 @@ def _together(stretches: list[bytes], language: str) -> list[list[int]] | None:
     return starts
 
 
-def _each_apart(stretches: list[bytes], language: str) -> list[list[int]] | None:
+def _each_apart(stretches: list[bytes], language: str, trees: list[Parsed] | None = None) -> list[list[int]] | None:
     out: list[list[int]] = []
     for stretch in stretches:
         parsed = parse_detached(stretch, language)
         if parsed is None or parsed.has_tree_errors or parsed.errors(limit=1):
             return None
         out.append(statement_starts(parsed))
+        if trees is not None and len(stretches) == 1:
+            trees.append(parsed)
     return out
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from agent_toolsmith.cancel import CancelToken
@@ -239,8 +241,36 @@ def test_work_never_runs_on_a_thread_whose_restriction_failed(tmp_path: Path, mo
     ws, _ = _tree(tmp_path)
     (ws / "deep" / "er").mkdir(parents=True)
     (ws / "deep" / "er" / "f.txt").write_text("x\n")
+    # An escape in an ignore file: a one-level listing is left to rg and the walk beside it.
+    (ws / ".gitignore").write_text("\\#not-a-comment\n")
     query = FileQuery(ws, max_depth=1, readable=(ws.resolve(),), with_directories=True)
     result = asyncio.run(list_files(query, rg=RG, limit=100, cancel=CancelToken()))
     assert len(calls) == 2, "both threads were started"
     assert not result.confined
     assert sorted(result.directories) == ["deep", "src"]
+
+
+@needs_landlock
+def test_a_one_level_listing_looks_into_directories_on_a_confined_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ls {depth: 1} without rg (ripgrep/shallow.py) reads the listed directory on the calling
+    thread, and looks into a subdirectory only on a thread restricted to the readable roots."""
+    from agent_toolsmith.ripgrep import shallow
+
+    looked_on = []
+    holds_file = shallow.holds_file
+
+    def recording(*args: Any, **kwargs: Any) -> bool:
+        looked_on.append(threading.current_thread().name)
+        return holds_file(*args, **kwargs)
+
+    monkeypatch.setattr(shallow, "holds_file", recording)
+    monkeypatch.setattr("agent_toolsmith.ripgrep.confine._unconfinable", set())
+    ws, _ = _tree(tmp_path)
+    (ws / "empty").mkdir()
+    query = FileQuery(ws, max_depth=1, readable=(ws.resolve(),), with_directories=True)
+    result = asyncio.run(list_files(query, rg=RG, limit=100, cancel=CancelToken()))
+    assert result.confined
+    assert sorted(result.directories) == ["src"]
+    assert len(looked_on) == 2 and all(name.startswith("toolsmith-confined") for name in looked_on), looked_on

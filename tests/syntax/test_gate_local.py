@@ -9,8 +9,9 @@ import textwrap
 
 import pytest
 from agent_toolsmith.syntax import judge
-from agent_toolsmith.syntax.local import _regions, clean_by_statements
-from agent_toolsmith.syntax.parse import SyntaxCache, parse
+from agent_toolsmith.syntax.local import clean_by_statements
+from agent_toolsmith.syntax.parse import Parsed, SyntaxCache, parse
+from agent_toolsmith.syntax.regions import changed_regions as _regions
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -133,3 +134,107 @@ def test_short_statements_found_again_end_each_changed_region_near_its_change() 
     cache = SyntaxCache()
     parse(text, "m.py", cache=cache)
     assert clean_by_statements(text, after, "m.py", cache)
+
+
+#: One large statement (a class holding every function of textwrap, re-indented), with a
+#: statement before and after it: the edits below land inside it one after another.
+CLASS_SOURCE = "import os\n\n\nclass Big:\n" + textwrap.indent(SOURCE, "    ") + "\n\nafter = 1\n"
+
+
+@settings(deadline=None)
+@given(st.lists(st.tuples(st.floats(0.05, 0.95), st.integers(0, 2), st.lists(st.sampled_from(SNIPPETS), max_size=2)),
+                min_size=2, max_size=10), st.floats(0, 0.9))  # fmt: skip
+def test_edits_in_one_statement_one_after_another_are_judged_from_the_last_ones_tree(
+    changes: list[tuple[float, int, list[str]]], window: float
+) -> None:
+    """Edits inside one large statement (a class), each after the other: the second and later are
+    judged by reparsing the stretch the one before left (its tree kept), and looking for
+    indentation errors around the change only. They are never called clean when the whole file
+    is not."""
+    cache = SyntaxCache()
+    before = CLASS_SOURCE
+    assert parse(before, "m.py", cache=cache) is not None
+    lines = len(before.split("\n"))
+    for where, removed, inserted in changes:
+        # All the edits of an example fall in a tenth of the class, as a model's edits of one method do.
+        after = _apply(before, window + where / 10, removed, [textwrap.indent(s, "    ") for s in inserted])
+        if after == before or lines < 10:
+            continue
+        if clean_by_statements(before, after, "m.py", cache):
+            whole = parse(after, "m.py")
+            assert whole is not None and not whole.has_tree_errors and not whole.errors(limit=1), (where, inserted)
+        else:
+            verdict = judge(before, after, "m.py", cache=cache)
+            if verdict is not None:
+                return
+        before = after
+
+
+def test_a_repeated_edit_to_a_class_header_reparses_the_class_from_its_kept_tree(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The benchmark's edit: a class's base classes swapped back and forth. After the first, the
+    class is not parsed from its start again: its kept tree is reparsed where the change is."""
+    import agent_toolsmith.syntax.local as local
+
+    cache = SyntaxCache()
+    text = CLASS_SOURCE
+    parse(text, "m.py", cache=cache)
+    calls: list[bool] = []
+    original = local.statements_reparsed
+
+    def counting(previous: Parsed, stretch: bytes) -> tuple[list[int], Parsed] | None:
+        found = original(previous, stretch)
+        calls.append(found is not None)
+        return found
+
+    monkeypatch.setattr(local, "statements_reparsed", counting)
+    swapped = text.replace("class Big:", "class Big(object):", 1)
+    for before, after in [(text, swapped), (swapped, text), (text, swapped), (swapped, text)]:
+        assert clean_by_statements(before, after, "m.py", cache)
+    assert calls == [True, True, True]  # the first change had no kept stretch
+    broken = text.replace("class Big:", "class Big(object:", 1)
+    assert not clean_by_statements(text, broken, "m.py", cache)
+    assert calls[-1] is False
+    verdict = judge(text, broken, "m.py", cache=cache)
+    assert verdict is not None and verdict.kind == "breaks"
+
+
+EMPTIED_BLOCKS = [
+    ("def f(x):\n    if x:\n        return 1\n    return 2\n", "def f(x):\n    if x:\n    return 2\n"),
+    ("def f(x):\n    if x:\n        return 1\n", "def f(x):\n    if x:\n"),
+    ("def f(x):\n    if x:\n        # c\n        return 1\n    return 2\n",
+     "def f(x):\n    if x:\n        # c\n    return 2\n"),
+    ("class C:\n    def m(self):\n        pass\n\nx = 1\n", "class C:\n    def m(self):\n\nx = 1\n"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("before", "after"), EMPTIED_BLOCKS, ids=["before_sibling", "at_end", "comment", "class"])
+def test_removing_the_only_statement_of_a_block_breaks_the_file(before: str, after: str) -> None:
+    """The emptied block ends where the change begins: the check around the change looks at the
+    statement before it too (the whole-file judgement used to miss it)."""
+    cache = SyntaxCache()
+    parse(before, "m.py", cache=cache)
+    for judged in (judge(before, after, "m.py"), judge(before, after, "m.py", cache=cache)):
+        assert judged is not None and judged.kind == "breaks", judged
+
+
+@pytest.mark.parametrize("size", ["small", "large"])
+def test_a_block_emptied_after_an_edit_of_the_same_statement_is_not_clean(size: str) -> None:
+    """The same, judged after an edit of the same definition: a small function's stretch is
+    reparsed from its kept tree (the check around the change must see the emptied block); a large
+    class's method is judged by the statements of the class body it touches (nested.py)."""
+    function = "def f(chunks, lines):\n    if chunks and lines:\n        del chunks[-1]\n    return chunks\n"
+    text, line = ("x = 1\n\n\n" + function + "\n\ny = 2\n", "        del chunks[-1]\n")
+    if size == "large":
+        text, line = CLASS_SOURCE, "                    del chunks[-1]\n"
+    assert text.count(line) == 1
+    cache = SyntaxCache()
+    parse(text, "m.py", cache=cache)
+    commented = text.replace(line, line.rstrip("\n") + "  # the chunk\n")
+    assert clean_by_statements(text, commented, "m.py", cache)
+    assert (cache.stretches.get("m.py") is not None) == (size == "small")  # a large body: its statements
+    emptied = text.replace(line, "")
+    assert not clean_by_statements(commented, emptied, "m.py", cache)
+    verdict = judge(commented, emptied, "m.py", cache=cache)
+    assert verdict is not None and verdict.kind == "breaks"

@@ -4,6 +4,7 @@ shown; one holding only ignored files, or ignored itself, is not)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -177,7 +178,7 @@ def test_witnesses_kept_across_processes_are_checked_and_never_trusted_blindly(t
     (tmp_path / "outside").mkdir()
     (tmp_path / "outside" / "x.txt").write_text("x")
     store = walk.witness_file(tmp_path / "state", str(ws))
-    query = FileQuery(ws, max_depth=1, with_directories=True, witnesses=store)
+    query = FileQuery(ws, max_depth=1, with_directories=True, witnesses=lambda: store)
 
     def new_process_walk() -> list[str]:
         walk._witnesses.clear()
@@ -197,3 +198,77 @@ def test_witnesses_kept_across_processes_are_checked_and_never_trusted_blindly(t
     (ws / "a" / "c" / "second.txt").unlink()
     store.write_text(f'{{"{ws}/a": "../../outside/x.txt", "{tmp_path}/outside": "x.txt"}}')
     assert new_process_walk() == []  # neither taken in; a/ holds no file now
+
+
+def _aged(ws: Path) -> None:
+    """Wait (bounded) until every entry below ``ws`` changed longer ago than a proof needs: only
+    then are the directories' stats kept as proofs (a change in the same tick of the file-time
+    clock would leave the same stats)."""
+    from agent_toolsmith.ripgrep.proofs import RACY_NS
+
+    newest = max(max(p.lstat().st_mtime_ns, p.lstat().st_ctime_ns) for p in [ws, *ws.rglob("*")])
+    deadline = time.monotonic() + AGE_TIMEOUT_S
+    while time.time_ns() <= newest + RACY_NS:
+        assert time.monotonic() < deadline, "the clock did not move"
+        time.sleep(0.01)
+
+
+#: Hang guard for the wait above.
+AGE_TIMEOUT_S = 10.0
+
+
+def test_a_one_level_listing_rests_on_proofs_and_looks_again_after_any_change(tmp_path: Path) -> None:
+    """ls {depth: 1} shows each subdirectory by what the last look found, confirmed by stats
+    alone while nothing it rests on changed; any change to one of those makes it look again,
+    and every answer is rg's (the full listing cut at one level)."""
+    from agent_toolsmith.cancel import CancelToken
+    from agent_toolsmith.ripgrep import AUTO_IGNORED, FileQuery
+    from agent_toolsmith.ripgrep.shallow import NeedsLook, list_shallow, shallow_rules
+
+    ws = tmp_path / "ws"
+    make(ws, ["shown/f.txt", "deep/a/b/leaf.txt", "logs_only/x.log", "guarded/keep.txt", "top.txt"])
+    (ws / "guarded" / ".gitignore").write_text("other.txt\n")
+    (ws / "target").mkdir()
+    (ws / "target" / "t.txt").write_text("x")
+    (ws / ".gitignore").write_text("*.log\ntarget/\n")
+    query = FileQuery(ws, globs=tuple(f"!{g}" for g in AUTO_IGNORED), max_depth=1, with_directories=True)
+
+    def inline() -> list[str] | None:
+        rules = shallow_rules(query)
+        assert rules is not None
+        try:
+            found = list_shallow(query, rules, CancelToken(), limit=1000, look=False)
+        except NeedsLook:
+            return None
+        return sorted([*(f"{d}/" for d in found.directories), *(Path(f).name for f in found.files)])
+
+    def expected() -> list[str]:
+        full = listing(ws, {}, True)
+        return sorted(line.strip()[2:] for line in within(full, 1)[1:])
+
+    _aged(ws)
+    assert inline() is None  # nothing looked into yet
+    assert listing(ws, {"depth": 1}, True) == within(listing(ws, {}, True), 1)
+    assert inline() is None  # a first look keeps no proofs (a CLI call lists once and ends)
+    assert listing(ws, {"depth": 1}, True) == within(listing(ws, {}, True), 1)  # looks again, keeps proofs
+    assert inline() == expected() == [".gitignore", "deep/", "guarded/", "shown/", "top.txt"]
+    changes = [
+        lambda: (ws / "shown" / "f.txt").unlink(),  # its witness goes: nothing left to show
+        lambda: (ws / "logs_only" / "y.md").write_text("x"),  # a file to show appears
+        lambda: (ws / "guarded" / ".gitignore").write_text("keep.txt\n"),  # edited in place: ignored now
+        lambda: (ws / "deep" / "a" / "b" / "leaf.txt").rename(ws / "deep" / "a" / "b" / "leaf.log"),
+        lambda: (ws / "new").mkdir() or (ws / "new" / "n.txt").write_text("x"),
+        lambda: (ws / "added.md").write_text("x"),  # the root's own entries change
+        lambda: (ws / ".gitignore").write_text("*.log\ntarget/\n*.md\n"),  # in place: added.md and y.md go
+    ]
+    for number, change in enumerate(changes):
+        change()
+        if number == 5:
+            assert inline() == expected()  # the root's entries are read again; no proof is touched
+        else:
+            assert inline() is None  # what a proof rests on changed (the root's rules, for the last): look again
+        assert listing(ws, {"depth": 1}, True) == within(listing(ws, {}, True), 1)
+        _aged(ws)
+        assert listing(ws, {"depth": 1}, True) == within(listing(ws, {}, True), 1)  # proofs made again
+        assert inline() == expected()
+    assert expected() == [".gitignore", "guarded/", "new/", "top.txt"]

@@ -58,14 +58,24 @@ class Page:
 
 
 def render(page: Page, offset: int, max_bytes: int) -> tuple[str, int]:
+    lines = page.lines
+    # At least a character a byte, and 8 for the number, the bar and the newline: a page that
+    # cannot fit is cut line by line below without numbering the lines past the cut.
+    if lines and sum(map(len, lines)) + 8 * len(lines) + len("<file>\n</file>") <= max_bytes:
+        numbers = range(offset + 1, offset + 1 + len(lines))
+        if max(map(len, lines)) <= MAX_LINE_CHARS:  # no line to cut: numbered by one C-level format
+            body = "\n".join(map("%6d|%s".__mod__, zip(numbers, lines, strict=True)))
+        else:
+            body = "\n".join(map(_numbered, numbers, lines))
+        size = len(body) if body.isascii() else len(body.encode("utf-8", "surrogatepass"))
+        if len("<file>\n\n</file>") + size <= max_bytes:  # the whole page fits: the usual case
+            return f"<file>\n{body}\n</file>", len(lines)
     out = ["<file>"]
     used = len("<file>\n</file>")
     shown = 0
-    for i, line in enumerate(page.lines):
-        if len(line) > MAX_LINE_CHARS:
-            line = line[:MAX_LINE_CHARS] + "..."
-        rendered = f"{offset + i + 1:6d}|{line}"
-        size = len(rendered.encode("utf-8", "surrogatepass")) + 1
+    for number, line in enumerate(lines, offset + 1):
+        rendered = _numbered(number, line)
+        size = (len(rendered) if rendered.isascii() else len(rendered.encode("utf-8", "surrogatepass"))) + 1
         if used + size > max_bytes:
             if shown == 0:  # one huge line: show what fits rather than nothing
                 out.append(cut_utf8(rendered, max_bytes - used) + "...")
@@ -78,6 +88,11 @@ def render(page: Page, offset: int, max_bytes: int) -> tuple[str, int]:
         out.append("(File is empty.)" if page.total == 0 else "")
     out.append("</file>")
     return "\n".join(out), shown
+
+
+def _numbered(number: int, line: str) -> str:
+    """A line as view shows it: its number, a bar, the line (cut past MAX_LINE_CHARS)."""
+    return f"{number:6d}|{line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + '...'}"
 
 
 def read_page(

@@ -24,10 +24,17 @@ def tool_names() -> list[str]:
 
 def get_tool(name: str) -> Tool:
     """A built-in tool; ``KeyError`` for any other name."""
-    if name not in TOOL_MODULES:
-        raise KeyError(name)
-    tool: Tool = importlib.import_module(TOOL_MODULES[name]).TOOL
+    tool = _imported.get(name)
+    if tool is None:
+        if name not in TOOL_MODULES:
+            raise KeyError(name)
+        tool = _imported[name] = importlib.import_module(TOOL_MODULES[name]).TOOL
     return tool
+
+
+#: The tools imported so far (each module's TOOL, which keeps no state): every call looks its
+#: tool up, and import_module's lookup goes through importlib's Python code each time.
+_imported: dict[str, Tool] = {}
 
 
 def all_tools() -> list[Tool]:

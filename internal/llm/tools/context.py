@@ -11,7 +11,7 @@ servers — and the type checker holds the tool to it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
@@ -31,6 +31,7 @@ from .contract import DiagnosticsSource, Progress, ToolSet
 if TYPE_CHECKING:
     from ...fsutil.line_index import LineIndexCache
     from ...proc import ProcessSupervisor
+    from ...ripgrep.query import ReadableRoots
     from ...shell.jobs import JobTable
     from ...shell.state import ShellState
     from ...syntax.parse import SyntaxCache
@@ -107,6 +108,7 @@ class PathServices(CallServices, Protocol):
         ...
 
     def read_roots(self, approved: Path) -> list[Path]: ...
+    def readable_for(self, approved: Path) -> ReadableRoots: ...
     def read_guard(self, approved: Path) -> Callable[[Path], bool]: ...
     async def require_read_permission(self, tool: str, path: Path) -> Path: ...
     async def ask_user(self, request: QuestionRequest) -> Answers:
@@ -228,8 +230,9 @@ class ToolContext:
     #: The shell's state, jobs, process trees, syntax trees and line indexes: the properties below.
     made_on_first_use: MadeOnFirstUse = field(default_factory=MadeOnFirstUse, repr=False, compare=False)
 
-    #: The readable roots, resolved once per call (see :meth:`for_call`).
-    _readable_roots: list[Path] | None = field(default=None, init=False, repr=False, compare=False)
+    #: The readable roots, resolved as a call needs them and at most once per call (see
+    #: :meth:`for_call`).
+    _readable_roots: _ReadableRoots | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.state is None:
@@ -276,12 +279,16 @@ class ToolContext:
     def variant(
         self, *, config: Config | None = None, permissions: PermissionService | None = None, lsp: bool = True
     ) -> ToolContext:
-        return replace(
+        changed = replace(
             self,
             config=config or self.config,
             permissions=permissions or self.permissions,
             lsp=self.lsp if lsp else None,
         )
+        new = changed.config
+        if (new.allowed_dirs, new.skill_paths) == (self.config.allowed_dirs, self.config.skill_paths):
+            changed._readable_roots = self._roots()  # the same call, the same roots: resolved once
+        return changed
 
     def display(self, path: Path) -> str:
         return fspaths.display_path(path, self.workspace)
@@ -312,32 +319,44 @@ class ToolContext:
     def readable_roots(self) -> list[Path]:
         """Where read-only tools read without asking: the workspace, the allowed dirs, the state
         dir (spilled outputs the tools point to) and the skill directories."""
+        return self._roots().all()
+
+    def _roots(self) -> _ReadableRoots:
         if self._readable_roots is None:
-            dirs = [self.workspace, *self.config.allowed_dirs, self.state.location()]
-            dirs += skill_tiers(self.workspace, list(self.config.skill_paths))
-            self._readable_roots = [fspaths.real_path(fspaths.from_workspace(self.workspace, d)) for d in dirs]
-        return list(self._readable_roots)
+            self._readable_roots = _ReadableRoots(self._root_candidates())
+        return self._readable_roots
+
+    def _root_candidates(self) -> Iterator[Path]:
+        """The readable roots as configured (not resolved), the workspace first: most reads are
+        inside it, and the rest (the skill directories among them) need not be resolved then."""
+        for directory in (self.workspace, *self.config.allowed_dirs, self.state.location()):
+            yield fspaths.from_workspace(self.workspace, directory)
+        for directory in skill_tiers(self.workspace, list(self.config.skill_paths)):
+            yield fspaths.from_workspace(self.workspace, directory)
 
     async def require_read_permission(self, tool: str, path: Path) -> Path:
         """Ask before reading outside :meth:`readable_roots` (symlinks resolved first); returns
         the real path that may be read (see :meth:`read_guard`)."""
         real = fspaths.real_path(path)
-        if not fspaths.within_any(real, self.readable_roots()):
+        if not self._roots().cover(real):
             await self.require_permission(tool, "read", str(real), f"read {real} (outside the workspace)")
         return real
 
     def read_roots(self, approved: Path) -> list[Path]:
         """Roots for anchored reads: the readable roots, plus ``approved`` when the user allowed
         reading it outside them."""
-        roots = self.readable_roots()
-        return roots if fspaths.within_any(approved, roots) else [*roots, approved]
+        return self.readable_for(approved).all()
+
+    def readable_for(self, approved: Path) -> ApprovedRoots:
+        """:meth:`read_roots`, resolved only as far as the questions asked of it need."""
+        return ApprovedRoots(self._roots(), approved)
 
     def read_guard(self, approved: Path) -> Callable[[Path], bool]:
         """Whether a file actually opened (its descriptor's real path) may be read: the path that
         was approved, or anything inside the readable roots. A swap between the check and the
         open cannot turn an inside read into an outside one."""
-        roots = self.readable_roots()
-        return lambda real: real == approved or fspaths.within_any(real, roots)
+        roots = self._roots()
+        return lambda real: real == approved or roots.cover(real)
 
     async def require_permission(
         self, tool: str, action: str, target: str, description: str = "", params: dict[str, Any] | None = None
@@ -366,6 +385,52 @@ class ToolContext:
         except Exception:  # the change is already written: report it as done, without diagnostics
             log.exception("diagnostics after changing %s failed", paths)
             return "(Diagnostics unavailable: the language server failed; see the log.)"
+
+
+class _ReadableRoots:
+    """The readable roots of one call, each resolved (symlinks followed) only when a check gets
+    to it, and at most once: a read inside the workspace resolves the workspace alone."""
+
+    def __init__(self, candidates: Iterator[Path]) -> None:
+        self._pending = candidates
+        self._resolved: list[Path] = []
+
+    def _next(self) -> Path | None:
+        candidate = next(self._pending, None)
+        if candidate is None:
+            return None
+        root = fspaths.real_path(candidate)
+        self._resolved.append(root)
+        return root
+
+    def cover(self, real: Path) -> bool:
+        """``real`` (a resolved path) is inside one of the roots."""
+        if fspaths.within_any(real, self._resolved):
+            return True
+        while (root := self._next()) is not None:
+            if fspaths.is_within(real, root):
+                return True
+        return False
+
+    def all(self) -> list[Path]:
+        while self._next() is not None:
+            pass
+        return list(self._resolved)
+
+
+class ApprovedRoots:
+    """The readable roots and a path approved outside them (see ToolContext.read_roots)."""
+
+    def __init__(self, roots: _ReadableRoots, approved: Path) -> None:
+        self._roots = roots
+        self._approved = approved
+
+    def cover(self, real: Path) -> bool:
+        return self._roots.cover(real) or fspaths.is_within(real, self._approved)
+
+    def all(self) -> list[Path]:
+        roots = self._roots.all()
+        return roots if fspaths.within_any(self._approved, roots) else [*roots, self._approved]
 
 
 def _satisfies_every_view(ctx: ToolContext) -> tuple[LspServices, ProcessServices, UserServices]:

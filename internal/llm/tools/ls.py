@@ -64,11 +64,11 @@ class LsTool(Tool):
         globs = tuple(f"!{g}" for g in (*AUTO_IGNORED, *params.ignore))
         rg = find_rg(ctx.config.rg_path)
         # rg enumerates in parallel (unordered); sorting here keeps that speed and a stable listing.
-        roots = ctx.read_roots(approved)
+        roots = ctx.readable_for(approved)  # resolved as far as the listing needs
         depth_limited = params.depth is not None
         query = FileQuery(
-            root, globs=globs, max_depth=params.depth, readable=tuple(roots), with_directories=depth_limited,
-            witnesses=witness_file(ctx.state.directory("ls-witnesses"), str(root)) if depth_limited else None,
+            root, globs=globs, max_depth=params.depth, readable=roots, with_directories=depth_limited,
+            witnesses=(lambda: witness_file(ctx.state.directory("ls-witnesses"), str(root))) if depth_limited else None,
         )  # fmt: skip
         result = await list_files(query, rg=rg, limit=MAX_FILES_COLLECTED, cancel=ctx.cancel)
         base = str(root).rstrip("/")
@@ -77,12 +77,15 @@ class LsTool(Tool):
         if result.confined:
             pass  # rg and the directory walk ran confined by the kernel: all of it is inside
         elif len(found) <= INLINE_CHECKS:  # a thread hop would cost more than the checks
-            found = names_inside(found, roots, root, approved)
+            found = names_inside(found, roots.all(), root, approved)
         else:
-            found = await asyncio.to_thread(names_inside, found, roots, root, approved)
-        tree, entries = _tree(found, {f"{base}/{rel}" for rel in dirs}, base)
+            found = await asyncio.to_thread(names_inside, found, roots.all(), root, approved)
         lines = [f"- {printable(str(root))}/"]
-        _render(tree, 1, lines, MAX_ENTRIES + 1)
+        if params.depth == 1:  # every entry is a child of the root: no tree to build
+            entries = _render_children(found, set(dirs), base, lines, MAX_ENTRIES + 1)
+        else:
+            tree, entries = _tree(found, {f"{base}/{rel}" for rel in dirs}, base)
+            _render(tree, 1, lines, MAX_ENTRIES + 1)
         truncated = result.stopped_early or entries > MAX_ENTRIES
         if truncated:
             lines = lines[: MAX_ENTRIES + 1]
@@ -138,6 +141,26 @@ def _insert_dirs(tree: _Dir, parts: list[str]) -> tuple[_Dir, int]:
             added += 1
         node = child
     return node, added
+
+
+def _render_children(found: list[str], directories: set[str], base: str, out: list[str], limit: int) -> int:
+    """What :func:`_tree` and :func:`_render` make of a one-level listing (``found``: the root's
+    files and, as ``base/name``, its ``directories``), appended to ``out``; the entry count."""
+    names = [path[len(base) + 1 :] for path in found]
+    files = sorted({name for name in names if name not in directories})
+    shown = sorted(directories.intersection(names))
+    room = max(limit - len(out), 0)
+    shown_dirs, shown_files = shown[:room], files[: max(room - len(shown), 0)]
+    # Names that are all plain text (the usual case) are checked in one pass and shown as they
+    # are: joined after a "/" each (which no name holds), a name opening with '"' shows as '/"'.
+    joined = "/" + "/".join([*shown_dirs, *shown_files])
+    if joined.isprintable() and '/"' not in joined:
+        out += [f"  - {name}/" for name in shown_dirs]
+        out += [f"  - {name}" for name in shown_files]
+    else:
+        out += [f"  - {printable(name)}/" for name in shown_dirs]
+        out += [f"  - {printable(name)}" for name in shown_files]
+    return len(shown) + len(files)
 
 
 def _render(node: _Dir, depth: int, out: list[str], limit: int) -> None:
