@@ -48,10 +48,24 @@ def kernel_real_path(path: Path) -> Path | None:
             return None
     try:
         resolved = os.readlink(f"/proc/self/fd/{fd}")
+        opened = os.fstat(fd)
     except OSError:
         return None
     finally:
         os.close(fd)
-    if not resolved.startswith("/") or resolved.endswith(_DELETED):
+    if not resolved.startswith("/") or resolved.endswith(_DELETED) or not _still_named(opened, resolved, text):
         return None
     return Path(f"{resolved.rstrip('/')}/{missing}" if missing else resolved)
+
+
+def _still_named(opened: os.stat_result, resolved: str, text: str) -> bool:
+    """The file opened is still the one both the kernel's name for it and the path name: a file
+    renamed after the open (a writer's swap moves the old inode to a temporary name) is named
+    by readlink where it went, which is no real path of ``text``."""
+    identity = (opened.st_dev, opened.st_ino)
+    try:
+        at_resolved = os.stat(resolved, follow_symlinks=False)
+        at_path = os.stat(text)
+    except OSError:
+        return False
+    return (at_resolved.st_dev, at_resolved.st_ino) == identity == (at_path.st_dev, at_path.st_ino)
