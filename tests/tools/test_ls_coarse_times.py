@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from agent_toolsmith.ripgrep.proofs import RACY_NS
+from agent_toolsmith.ripgrep.proofs import RACY_NS, settled
 
 from tests.tools.test_ls_depth import listing, make, within
 
@@ -36,18 +36,19 @@ def coarse_dir(tmp_path: Path) -> Iterator[Path]:
     mount_point.mkdir()
     with image.open("wb") as file:
         file.truncate(32 << 20)
-    made = subprocess.run(
-        ["mkfs.ext4", "-q", "-F", "-I", "128", str(image)], capture_output=True, timeout=MOUNT_TIMEOUT_S, check=False
+    mounted = _ran("mkfs.ext4", "-q", "-F", "-I", "128", str(image)) and _ran(
+        "mount", "-o", "loop", str(image), str(mount_point)
     )
-    mounted = made.returncode == 0 and subprocess.run(
-        ["mount", "-o", "loop", str(image), str(mount_point)], capture_output=True, timeout=MOUNT_TIMEOUT_S, check=False
-    ).returncode == 0
     if not mounted:
         pytest.skip("no loop mount here")
     try:
         yield mount_point
     finally:
         subprocess.run(["umount", str(mount_point)], capture_output=True, timeout=MOUNT_TIMEOUT_S, check=True)
+
+
+def _ran(*args: str) -> bool:
+    return subprocess.run(args, capture_output=True, timeout=MOUNT_TIMEOUT_S, check=False).returncode == 0
 
 
 def _into_next_second() -> None:
@@ -84,3 +85,20 @@ def test_a_change_in_the_same_whole_second_is_seen(coarse_dir: Path, name: str) 
         return
     pytest.skip("the machine was too busy to change the tree within one second")
 
+
+def test_whole_second_times_are_settled_only_after_two_seconds() -> None:
+    """FAT stamps every two seconds, ext4 with small inodes every second: a time that is a whole
+    second may be shared by any change up to two seconds later; a finer time only by one within
+    the kernel's tick (RACY_NS covers it)."""
+
+    def stat_at(mtime_ns: int, ctime_ns: int) -> os.stat_result:
+        return os.stat_result((0,) * 10, {"st_mtime_ns": mtime_ns, "st_ctime_ns": ctime_ns})
+
+    whole = 1_700_000_000 * SECOND_NS
+    assert not settled(stat_at(whole, whole), whole + SECOND_NS)
+    assert not settled(stat_at(whole, whole), whole + 2 * SECOND_NS)
+    assert settled(stat_at(whole, whole), whole + 3 * SECOND_NS)
+    fine = whole + 123_456_789
+    assert not settled(stat_at(fine, fine), fine + RACY_NS)
+    assert settled(stat_at(fine, fine), fine + RACY_NS + 1)
+    assert settled(stat_at(whole, fine), fine + RACY_NS + 1)  # a fine change time tells changes apart
