@@ -12,10 +12,12 @@ from __future__ import annotations
 import functools
 import os
 import re
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
 from ..proc.confined import ReadConfinement, confinement_possible
+from .proofs import Signature, settled, signature
 
 #: Files rg reads in a directory above the one searched (``.git`` when it is a worktree's
 #: pointer file; a ``.git`` directory is never opened up to rg as a whole).
@@ -87,13 +89,21 @@ def _git_configs(home: str, xdg: str) -> tuple[list[str], list[str]]:
             st = os.stat(config)
         except OSError:
             continue
-        excludes += _excludes_named(config, st.st_mtime_ns, st.st_size)
+        # Kept by the file's whole signature (a copy that keeps the time has another inode and
+        # change time), and only once a change would show in it.
+        kept = settled(st, time.time_ns())
+        excludes += _excludes_kept(config, signature(st)) if kept else _excludes_named(config)
     return configs, excludes
 
 
 @functools.lru_cache(maxsize=16)
-def _excludes_named(config: str, mtime_ns: int, size: int) -> list[str]:
-    """The excludes files a git config file names (read again when it changes)."""
+def _excludes_kept(config: str, _signature: Signature) -> list[str]:
+    """:func:`_excludes_named`, read again when the file's signature changes."""
+    return _excludes_named(config)
+
+
+def _excludes_named(config: str) -> list[str]:
+    """The excludes files a git config file names."""
     try:
         with open(config, encoding="utf-8", errors="replace") as file:
             text = file.read()

@@ -15,7 +15,8 @@ renaming an entry sets its times, and a change time cannot be set back — so:
 An ignore file edited in place changes its own signature. A path reached through a symlink swapped
 in has another inode, so no proof holds through it. Changes made within :data:`RACY_NS` of a look
 are not trusted to show up (the kernel's clock for file times is coarse: two changes in one tick
-leave the same times), and are not kept.
+leave the same times), and are not kept; on a file system that stamps whole seconds, changes
+within :data:`WHOLE_SECOND_RACY_NS` (:func:`settled`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ from .fallback import IGNORE_FILES
 
 #: How recent a change may be for its stat to prove nothing (a file-time tick is up to 10 ms).
 RACY_NS = 100_000_000
+#: The same where both times are whole seconds: a file system that stamps whole seconds (ext4
+#: with 128-byte inodes, ext3, HFS+) or every two (FAT) gives a change up to two seconds later
+#: the same times.
+WHOLE_SECOND_RACY_NS = 2_000_000_000 + RACY_NS
+_SECOND_NS = 1_000_000_000
 #: A not-shown answer resting on more directories than this is not kept: looking again costs
 #: what it costs, and a proof that long would cost a stat for each.
 MAX_PROOF_DIRECTORIES = 64
@@ -53,6 +59,14 @@ _proofs: dict[str, Proof] = {}
 
 def signature(st: os.stat_result) -> Signature:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def settled(st: os.stat_result, started: int) -> bool:
+    """Whether an entry's last change (its stat ``st``) was long enough before ``started`` (ns)
+    that any change from then on must give it other times."""
+    whole_seconds = st.st_mtime_ns % _SECOND_NS == 0 and st.st_ctime_ns % _SECOND_NS == 0
+    window = WHOLE_SECOND_RACY_NS if whole_seconds else RACY_NS
+    return max(st.st_mtime_ns, st.st_ctime_ns) < started - window
 
 
 def proof_says(directory: str, st: os.stat_result, rules_key: object) -> bool | None:
@@ -87,7 +101,7 @@ def keep_proof(directory: str, rests_on: list[str], rules_key: object, shown: bo
             except OSError:
                 return
             kind_ok = stat.S_ISDIR(st.st_mode) if entry == path else stat.S_ISREG(st.st_mode)  # a link proves nothing
-            if not kind_ok or max(st.st_mtime_ns, st.st_ctime_ns) >= started - RACY_NS:
+            if not kind_ok or not settled(st, started):
                 return
             stats.append((entry, signature(st)))
     if len(_proofs) >= PROOFS_KEPT:

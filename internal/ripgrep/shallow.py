@@ -32,7 +32,7 @@ from ..fsutil.paths import fd_real_path, within_any
 from .confine import git_global_excludes
 from .directories import holds_file
 from .fallback import GlobSet, IgnoreRule, InexactRules, ignored, walk_start
-from .proofs import RACY_NS, Signature, proof_says, signature
+from .proofs import Signature, proof_says, settled, signature
 from .query import FileQuery, ReadableRoots, SearchResult
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
@@ -132,7 +132,7 @@ def _entries(fd: int, root: str, rules: ShallowRules) -> tuple[list[str], list[s
         files = _shown([entry.name for entry in entries if entry.is_file(follow_symlinks=False)], False, rules)
         subdirectories = _shown([entry.name for entry in entries if entry.is_dir(follow_symlinks=False)], True, rules)
     _entries_kept.pop(root, None)
-    if max(st.st_mtime_ns, st.st_ctime_ns) < started - RACY_NS:  # else a change in the same tick could hide
+    if settled(st, started):  # else a change in the same tick (or second) could hide
         if len(_entries_kept) >= ENTRIES_KEPT:
             del _entries_kept[next(iter(_entries_kept))]
         _entries_kept[root] = _Entries(signature(st), rules.key, files, subdirectories)
