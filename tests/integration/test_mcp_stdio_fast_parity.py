@@ -9,6 +9,8 @@ import contextlib
 import fcntl
 import json
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.test_mcp_stdio import HELLO, WAIT_S, RawServer, _readline
+from tests.integration.test_mcp_stdio import HELLO, ROOT, WAIT_S, RawServer, _readline
 from tests.integration.test_mcp_stdio_fast import MODERN, without_timing
 
 #: How long a cancelled call is given to (wrongly) answer before it counts as unanswered.
@@ -32,9 +34,33 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
+class AuditedServer(RawServer):
+    """A RawServer that keeps an audit log: a cancelled call's line there says it has ended."""
+
+    def __init__(self, workspace: Path, state: Path) -> None:
+        self.audit = state.parent / "audit.jsonl"
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "cmd.mcp", "--cwd", str(workspace), "--no-lsp", "--audit-log", str(self.audit)],
+            cwd=ROOT, env={**os.environ, "TOOLSMITH_STATE_DIR": str(state)},
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        self.next_id = 1
+
+    def wait_aborted(self, file_path: str) -> None:
+        """Until the audit log has the write of ``file_path`` ended without running to its end."""
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            lines = self.audit.read_text().splitlines() if self.audit.exists() else []
+            for entry in map(json.loads, lines):
+                if entry["params"].get("file_path") == file_path and entry["duration_ms"] is None:
+                    return
+            time.sleep(0.02)
+        raise TimeoutError(f"the write of {file_path} was not aborted in {WAIT_S} s")
+
+
 @pytest.fixture
-def raw(workspace: Path, tmp_path: Path) -> Iterator[RawServer]:
-    server = RawServer(workspace, tmp_path / "state")
+def raw(workspace: Path, tmp_path: Path) -> Iterator[AuditedServer]:
+    server = AuditedServer(workspace, tmp_path / "state")
     yield server
     if server.process.poll() is None:
         server.process.kill()
@@ -71,6 +97,13 @@ def _unanswered(raw: RawServer, request_id: int | str) -> bool:
 def _first_call(raw: RawServer) -> None:
     _send_call(raw, 0, {"name": "view", "arguments": {"file_path": "a.txt"}})  # the SDK's: it makes the session
     assert "result" in _answer_of(raw, 0)
+
+
+def _round_trip(raw: RawServer, probe: str) -> None:
+    """A view through the SDK answered: every line sent before it has been read and dispatched,
+    and the calls they made have started."""
+    _send_call(raw, probe, {"name": "view", "arguments": {"file_path": "a.txt"}}, **TOKEN)
+    assert "result" in _answer_of(raw, probe)
 
 
 def _wire(answer: dict[str, Any]) -> dict[str, Any]:
@@ -151,28 +184,31 @@ def _write(name: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("request_id", "cancelled_id"), [(5, "5"), ("6", 6)])
 def test_a_cancel_naming_the_id_in_another_form_cancels(
-    raw: RawServer, workspace: Path, request_id: int | str, cancelled_id: int | str
+    raw: AuditedServer, workspace: Path, request_id: int | str, cancelled_id: int | str
 ) -> None:
     """The SDK correlates 5 and "5" as one id (coerce_request_id): a cancel naming either
     cancels the call, which is never answered and writes nothing."""
     _first_call(raw)
     with _writers_held(workspace):
         _send_call(raw, request_id, _write("b.txt"))
+        _round_trip(raw, "started")
         raw.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": cancelled_id}})
+        raw.wait_aborted("b.txt")  # the lock is let go once the call has ended (a call not cancelled never does)
     assert _unanswered(raw, request_id)
     assert not (workspace / "b.txt").exists()
     assert raw.close() == 0
 
 
-def test_a_cancel_of_a_duplicated_id_cancels_the_newest_as_the_sdk_does(raw: RawServer, workspace: Path) -> None:
+def test_a_cancel_of_a_duplicated_id_cancels_the_newest_as_the_sdk_does(raw: AuditedServer, workspace: Path) -> None:
     """Two calls running under one id (the lane's, then one the SDK takes): the SDK's dispatcher
     keeps the newest under that id, so a cancel stops the newest and the first is answered."""
     _first_call(raw)
     with _writers_held(workspace):
         _send_call(raw, 7, _write("first.txt"))
         _send_call(raw, 7, _write("second.txt"), **TOKEN)
-        time.sleep(0.5)  # both running (not needed for correctness: a cancel is read after both)
+        _round_trip(raw, "started")
         raw.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}})
+        raw.wait_aborted("second.txt")
     answer = _answer_of(raw, 7)
     assert not answer["result"]["isError"], answer
     assert _unanswered(raw, 7)
@@ -188,7 +224,7 @@ def test_calls_running_when_stdin_closes_are_answered_as_the_sdk_does(raw: RawSe
     with _writers_held(workspace):
         _send_call(raw, 8, _write("lane.txt"))
         _send_call(raw, 9, _write("sdk.txt"), **TOKEN)
-        time.sleep(0.5)  # both running
+        _round_trip(raw, "started")
         raw.process.stdin.close()
         rest = [json.loads(line) for line in raw.process.stdout.read().splitlines()]
         assert raw.process.wait(WAIT_S) == 0
