@@ -73,6 +73,9 @@ class _Entry:
     last_used: float = field(default_factory=time.monotonic)
     running: int = 0
     calls: int = 0
+    #: Made by a call of the 2026-07-28 era (no handshake). Over stdio the connection's era is
+    #: fixed by its first request, so this is the connection's era too.
+    modern: bool = False
 
 
 class ToolsmithServer:
@@ -160,8 +163,11 @@ class ToolsmithServer:
         except Exception as exc:
             return call_result(_failed_call(params.name, exc))
 
-    def has_stdio_session(self) -> bool:
-        return not self._http and STDIO_KEY in self.sessions
+    def has_modern_stdio_session(self) -> bool:
+        """The stdio session exists, on a connection of the 2026-07-28 era (the SDK refuses an
+        enveloped request on a handshake connection: stdio_fast.py serves none there)."""
+        entry = self.sessions.get(STDIO_KEY)
+        return not self._http and entry is not None and entry.modern
 
     async def call_without_dispatch(self, name: str, arguments: dict[str, Any]) -> ToolResponse | None:
         """A tools/call of the stdio session answered without the SDK's dispatch (stdio_fast.py),
@@ -289,7 +295,8 @@ class ToolsmithServer:
         if entry is None:
             if len(self.sessions) >= self.max_sessions:  # other first calls won the race meanwhile
                 return None
-            entry = self.sessions[key] = _Entry(self._new_session(roots))
+            modern = ctx.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS
+            entry = self.sessions[key] = _Entry(self._new_session(roots), modern=modern)
         return entry
 
     def _new_session(self, roots: list[Path]) -> Session:

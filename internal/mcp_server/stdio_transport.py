@@ -32,7 +32,11 @@ async def serve_stdio(server: ToolsmithServer) -> None:
                 reader, writer = streams
                 lane = FastLane(server, writer)
                 reader.take = lane.take
-            await server.server.run(checked, write_stream, server.server.create_initialization_options())
+            try:
+                await server.server.run(checked, write_stream, server.server.create_initialization_options())
+            finally:
+                if lane is not None:  # while stdout is open: its running calls are answered
+                    await lane.close()
     finally:
         if lane is not None:
             await lane.close()

@@ -178,7 +178,7 @@ def test_the_lane_takes_its_calls_and_leaves_the_rest(tmp_path: Path) -> None:
         written = _Written()
         lane = FastLane(server, written)  # type: ignore[arg-type]
         assert not lane.take(_line(1, "view", {"file_path": "a.txt"}))  # no session yet: the SDK's
-        server.sessions[STDIO_KEY] = _Entry(server._new_session([]))
+        server.sessions[STDIO_KEY] = _Entry(server._new_session([]), modern=True)
         assert lane.take(_line(2, "view", {"file_path": "a.txt"}))
         for left in (
             _line(3, "view", {}, {**MODERN, "progressToken": 1}),  # progress: the SDK's
