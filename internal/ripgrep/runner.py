@@ -162,18 +162,34 @@ async def _streamed(
     work: list[asyncio.Future[Any]] = [running]
     if alongside is not None:
         work.append(loop.run_in_executor(executor, alongside))
+    gathered = asyncio.gather(*work)
+    gathered.add_done_callback(_retrieved)  # cancelled below, it ends with nobody awaiting it
     try:
-        done = await asyncio.shield(asyncio.gather(*work))
+        done = await asyncio.shield(gathered)
     except asyncio.CancelledError:
         control.stop()
-        with contextlib.suppress(BaseException):
-            await asyncio.wait_for(asyncio.gather(*work, return_exceptions=True), REAP_TIMEOUT_S)
+        await _settled(work, loop.time() + REAP_TIMEOUT_S)
         raise
     except BaseException:
         control.stop()  # the walk failed: rg is not needed any more
         await asyncio.gather(*work, return_exceptions=True)
         raise
     return done[0], done[1] if alongside is not None else None
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
+async def _settled(work: list[asyncio.Future[Any]], deadline: float) -> None:
+    """Wait (until ``deadline``, loop time) for ``work`` to end after rg was told to stop: a
+    caller that cancels again meanwhile (the MCP SDK does at every await of a cancelled call)
+    does not cut the wait short, so rg is reaped before the cancellation goes on."""
+    loop = asyncio.get_running_loop()
+    while (left := deadline - loop.time()) > 0 and not all(f.done() for f in work):
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait(work, timeout=left)
 
 
 @functools.cache

@@ -288,3 +288,38 @@ def test_grep_regex_errors_name_the_users_pattern(workspace: Path) -> None:
         assert "(?:" not in r.content and "literal_text" in r.content  # type: ignore[attr-defined]
         found = run_in(workspace, "grep", {"pattern": "foo(bar", "literal_text": True}, use_rg=use_rg)
         assert found.content.startswith("Found 1 match\n")  # type: ignore[attr-defined]
+
+
+def test_a_search_cancelled_again_while_rg_is_stopped_waits_for_it_and_leaves_no_stray_error(tmp_path: Path) -> None:
+    """The MCP SDK cancels a cancelled call again at each await: the second cancellation, while
+    rg is being stopped, neither cuts short the wait for it nor leaves a failed future nobody
+    reads (asyncio's "exception was never retrieved")."""
+    import gc
+
+    from agent_toolsmith.ripgrep import runner
+    from agent_toolsmith.ripgrep.output import OutputParser
+
+    started = tmp_path / "started"
+    # Stands in for a long rg: says it started, then runs until it is killed.
+    argv = [sys.executable, "-c", f"open({str(started)!r}, 'w').close()\nimport time\nwhile True: time.sleep(1)"]
+    unretrieved: list[dict[str, object]] = []
+
+    async def main() -> bool:
+        asyncio.get_running_loop().set_exception_handler(lambda _loop, context: unretrieved.append(context))
+        search = asyncio.ensure_future(
+            runner._streamed(argv, tmp_path, OutputParser("search", 10), 60.0, None, None)
+        )
+        while not started.exists():
+            await asyncio.sleep(0.01)  # polling for the child's start, not synchronising on time
+        search.cancel()
+        await asyncio.sleep(0)
+        search.cancel()  # again, while the runner waits for the child to end
+        with pytest.raises(asyncio.CancelledError):
+            await search
+        return True
+
+    assert asyncio.run(main())
+    gc.collect()
+    assert unretrieved == []
+    alive = subprocess.run(["pgrep", "-f", str(started)], capture_output=True, text=True, timeout=10)
+    assert alive.stdout.strip() == ""  # the child was reaped before the cancellation went on
