@@ -124,13 +124,14 @@ class TreeCgroup:
         #: Encoded once, in the parent: :meth:`join` runs between fork and exec.
         self._procs = os.fsencode(path / "cgroup.procs")
 
-    def join(self) -> None:
-        """Move the calling process into this cgroup (in the child, before exec). Failing
-        silently: the tree's other marks still find the process (tree.py checks membership)."""
+    def join(self, pid: int = 0) -> None:
+        """Move ``pid`` (0: the calling process, in the child before exec) into this cgroup.
+        Failing silently: the tree's other marks still find the process (tree.py checks
+        membership)."""
         try:
             fd = os.open(self._procs, os.O_WRONLY | os.O_CLOEXEC)
             try:
-                os.write(fd, b"0")
+                os.write(fd, b"%d" % pid)
             finally:
                 os.close(fd)
         except OSError:

@@ -11,6 +11,7 @@ pipes are separate, and every wait has a bound.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -120,16 +121,20 @@ async def spawn(
     merge_stderr: bool = False,
     owner: ProcessSupervisor | None = None,
     pass_fds: Sequence[int] = (),
+    gate: int | None = None,
 ) -> Child:
     """Start ``argv`` in its own session and tree, stdin ``/dev/null``, stdout (and stderr,
     separately or merged into stdout) on our own pipes; ``pass_fds`` stay open in it under the
-    same numbers. If this is cancelled half way, the start is let finish (it is short) and what
-    it started is killed before the cancellation goes on. The tree is contained (its own cgroup
+    same numbers. ``gate``: the write end of a pipe (spawn owns it) whose read end, one of
+    ``pass_fds``, the command reads a line from before it does anything else; the tree is then
+    set up from here once the command has started (ProcessTree.adopt), and the line written. If
+    this is cancelled half way, the start is let finish (it is short) and what it started is
+    killed before the cancellation goes on. The tree is contained (its own cgroup
     where possible, the limit mark): whatever the command starts is found however it detaches
     (tree.py)."""
     tree = ProcessTree(owner, contain=True)
     starting = asyncio.ensure_future(
-        _start(argv, tree, cwd=cwd, env=env, merge_stderr=merge_stderr, pass_fds=pass_fds)
+        _start(argv, tree, cwd=cwd, env=env, merge_stderr=merge_stderr, pass_fds=pass_fds, gate=gate)
     )
     try:
         return await asyncio.shield(starting)
@@ -153,6 +158,7 @@ async def _start(
     env: Mapping[str, str] | None,
     merge_stderr: bool,
     pass_fds: Sequence[int],
+    gate: int | None,
 ) -> Child:
     out_read, out_write = os.pipe()
     err_read, err_write = (None, None) if merge_stderr else os.pipe()
@@ -168,13 +174,22 @@ async def _start(
                 env=tree.environment(env),
                 start_new_session=True,
                 pass_fds=pass_fds,
-                preexec_fn=tree.child_setup(),
+                preexec_fn=tree.child_setup() if gate is None else None,
             )
         finally:
             for fd in (out_write, err_write):
                 if fd is not None:
                     os.close(fd)
+        if gate is not None:
+            tree.adopt(process.pid)
         tree.set_leader(process.pid)
+        if gate is not None:
+            fd, gate = gate, None
+            try:
+                with contextlib.suppress(BrokenPipeError):  # killed already: its status says so
+                    os.write(fd, b"\n")
+            finally:
+                os.close(fd)
         fd, out_read = out_read, -1  # the reader owns (and on failure closes) it now
         stdout = await pipe_reader(fd, transports)
         stderr = None
@@ -185,7 +200,7 @@ async def _start(
         tree.kill_now()  # found by its tag even before we learnt the leader's pid
         for transport in transports:
             transport.close()
-        for fd in (out_read, err_read):
+        for fd in (out_read, err_read, gate):
             if fd is not None and fd >= 0:
                 os.close(fd)
         tree.release()

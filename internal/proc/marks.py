@@ -63,6 +63,15 @@ def mark_setter(mark: int) -> Callable[[], None]:
     return take_mark
 
 
+def give_mark(pid: int, mark: int) -> None:
+    """Give the started process ``pid`` the ``mark`` (from its parent, while it waits before doing
+    anything: see ProcessTree.adopt); silent if refused, as in the child."""
+    import resource
+
+    with contextlib.suppress(OSError, ValueError):
+        resource.prlimit(pid, MARK_RESOURCE, (mark, resource.getrlimit(MARK_RESOURCE)[1]))
+
+
 def mark_of(pid: int) -> int | None:
     """The mark ``pid`` carries, None when it carries none (or is gone, or not ours to read)."""
     import resource

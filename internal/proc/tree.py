@@ -39,7 +39,7 @@ from collections.abc import Callable, Generator, Mapping
 from ..logs import logger
 from . import cgroup, live_trees
 from .marks import TREE_ENV as TREE_ENV  # re-exported: the package's name for it
-from .marks import mark_of, mark_setter, new_mark
+from .marks import give_mark, mark_of, mark_setter, new_mark
 from .procfs import ProcStat, descendants, has_tag, read_stat
 from .subreaper import become_subreaper, candidates, is_subreaper, reap_foreign_orphans
 from .supervisor import ProcessSupervisor as ProcessSupervisor  # a tree's owner; launch imports it from here
@@ -104,6 +104,16 @@ class ProcessTree:
                 then()
 
         return setup
+
+    def adopt(self, pid: int) -> None:
+        """What :meth:`child_setup` does, done from here to a started process that waits until
+        it is done (it has run nothing of its command yet): join the cgroup, take the mark.
+        A start without ``preexec_fn`` needs no fork of this process (``vfork``): a fork copies
+        the page tables of the whole interpreter, milliseconds with the interpreter lock held."""
+        if self.cgroup is not None:
+            self.cgroup.join(pid)
+        if self.mark is not None:
+            give_mark(pid, self.mark)
 
     def set_leader(self, pid: int) -> None:
         self.leader = pid

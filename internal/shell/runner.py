@@ -81,6 +81,12 @@ trap __ts_save EXIT
 eval "$__ts_command" @FD@>&-
 __ts_save "$?"
 """.replace("@MARK@", STATE_MARK.decode()).replace("@END@", STATE_END.decode())
+#: Before the script: wait until the tree is set up (spawn's gate), then close the gate so the
+#: command does not inherit it. No line (the start failed and the tree is being killed): exit.
+_GATE = r"""
+builtin read -r -u @GATE@ __ts_go || builtin exit 125
+exec @GATE@<&-
+"""
 
 
 @dataclass
@@ -105,9 +111,13 @@ def start_dir(state: ShellState, workspace: Path) -> tuple[str, str]:
     return str(workspace), ""
 
 
-def shell_argv(state_fd: int, command: str) -> list[str]:
-    """bash running ``command`` and writing its directory and environment to ``state_fd``."""
-    return ["bash", "--noprofile", "--norc", "-c", _SCRIPT.replace("@FD@", str(state_fd)), "bash", command]
+def shell_argv(state_fd: int, command: str, gate_fd: int | None = None) -> list[str]:
+    """bash running ``command`` and writing its directory and environment to ``state_fd``;
+    with ``gate_fd``, first waiting for a line on it (spawn's gate)."""
+    script = _SCRIPT.replace("@FD@", str(state_fd))
+    if gate_fd is not None:
+        script = _GATE.replace("@GATE@", str(gate_fd)) + script
+    return ["bash", "--noprofile", "--norc", "-c", script, "bash", command]
 
 
 def environment(state: ShellState) -> dict[str, str]:
@@ -136,19 +146,27 @@ async def run_command(
     started = time.monotonic()
     record_pipe: list[asyncio.BaseTransport] = []
     state_read, state_write = os.pipe2(os.O_CLOEXEC)  # the child gets the write end (pass_fds)
+    # A gated start needs no fork of this process (spawn). Not for a wrapped shell: bubblewrap
+    # forks the sandbox's processes before a mark given to it from here could reach them.
+    gate_read, gate_write = os.pipe2(os.O_CLOEXEC) if wrap is None else (None, None)
     try:
         record_stream = await pipe_reader(state_read, record_pipe)
-        argv = shell_argv(state_write, command)
+        argv = shell_argv(state_write, command, gate_read)
         if wrap is not None:
             argv = wrap(argv, cwd)
+        gate, gate_write = gate_write, None  # spawn owns it from here
+        inherited = (state_write,) if gate_read is None else (state_write, gate_read)
         child = await spawn(argv, cwd=cwd, env=environment(state), merge_stderr=True, owner=owner,
-                            pass_fds=(state_write,))  # fmt: skip
+                            pass_fds=inherited, gate=gate)  # fmt: skip
     except BaseException:
         for transport in record_pipe:
             transport.close()
         raise
     finally:
         os.close(state_write)  # the shell holds it now: its exit (and its children's) ends the record
+        for fd in (gate_read, gate_write):
+            if fd is not None:
+                os.close(fd)
     record = asyncio.ensure_future(_read_record(record_stream))
     reader = asyncio.ensure_future(_read(child.stdout, output, on_output))
     waiter = asyncio.ensure_future(child.wait())

@@ -41,6 +41,14 @@ def test_cwd_and_env_persist(workspace: Path, run: Runner) -> None:
     assert r.metadata["cwd"] == str(workspace / "sub dir")
 
 
+def test_a_command_inherits_only_the_standard_streams(run: Runner) -> None:
+    """The shell's own pipes (the state record, the start gate) are closed before the command
+    runs: nothing it starts can write a record or hold the start open."""
+    r = run("bash", {"command": "ls /proc/self/fd"})
+    # ls's own descriptor on the directory it lists is the one past 0, 1, 2.
+    assert r.content.split() == ["0", "1", "2", "3"], r.content
+
+
 def test_venv_activation_persists(workspace: Path, run: Runner) -> None:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(workspace / "venv")], check=True, timeout=120)
     run("bash", {"command": "source venv/bin/activate"})
