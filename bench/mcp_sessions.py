@@ -5,8 +5,12 @@ bash `echo` — over streamable HTTP on 127.0.0.1. A pair (bench/harness.py) is 
 rounds, then 32 sessions' rounds at once; each side's time is its wall time per call, so the
 ratio 32-session/one-session is the inverse of the speed-up in calls per second. Goal: 32
 sessions get ≥ 2.5× one session's calls per second (ratio ≤ 0.4), every call answered without
-error. The row's note gives calls per second, the 32-session p50/p99 latency, and the memory per
-session (the server's process tree RSS with the 32 sessions open, less before, over 32).
+error. The row's note gives calls per second, the 32-session p50/p99 latency, the memory per
+session (the server's process tree RSS with the 32 sessions open, less before, over 32), and the
+CPU per call (the server's process tree, reaped children included, and this client) with the
+lowest ratio it allows on this machine's cores: with every core busy, the sessions' time per call
+is at least that CPU over the cores, and one session's time per call is at most its CPU plus its
+waits, so a one-session call that spends less time waiting leaves less room below the goal.
 
 The load comes from a minimal MCP client written here (HTTP/1.1 over asyncio streams, one
 keep-alive connection per session: initialize, tools/call with the event-stream answer, DELETE),
@@ -29,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -141,40 +146,70 @@ async def session_rounds(client: McpHttp, workspace: Path, name: str, rounds: in
     return failed
 
 
-async def phase(
-    host: str, port: int, workspace: Path, sessions: int, rounds: int, tag: str
-) -> tuple[float, list[float], int, int]:
-    """Seconds per call with ``sessions`` sessions at once; their latencies; failed calls; the
-    server's RSS (bytes) with them all open, after their calls."""
+@dataclass
+class Phase:
+    """What one phase measured."""
+
+    per_call: float  # wall seconds per call
+    latencies: list[float]
+    failed: int
+    rss: int  # the server's RSS (bytes) with every session open, after their calls
+    cpu_per_call: float  # CPU seconds per call: the server's process tree and this client
+
+
+async def phase(host: str, port: int, workspace: Path, sessions: int, rounds: int, tag: str) -> Phase:
+    """``sessions`` sessions at once, each running ``rounds`` rounds."""
     clients = [McpHttp(host, port) for _ in range(sessions)]
     await asyncio.gather(*(c.open() for c in clients))
     latencies: list[float] = []
+    cpu_before = tree_cpu() + time.process_time()
     started = time.perf_counter()
     failures = await asyncio.gather(
         *(session_rounds(c, workspace, f"{tag}-{i}", rounds, latencies) for i, c in enumerate(clients))
     )
     elapsed = time.perf_counter() - started
+    cpu = tree_cpu() + time.process_time() - cpu_before
     rss = tree_rss()
     await asyncio.gather(*(c.close() for c in clients))
-    return elapsed / len(latencies), latencies, sum(failures), rss
+    return Phase(elapsed / len(latencies), latencies, sum(failures), rss, cpu / len(latencies))
 
 
 SERVER_PID: list[int] = []
 
 
-def tree_rss() -> int:
-    """RSS of the server and all its descendants (workers, shells), in bytes."""
-    pids, table = [SERVER_PID[0]], _parents()
-    total = 0
+def server_tree() -> list[int]:
+    """The server and all its descendants (workers, shells)."""
+    pids, table, tree = [SERVER_PID[0]], _parents(), []
     while pids:
         pid = pids.pop()
+        tree.append(pid)
+        pids += [child for child, parent in table.items() if parent == pid]
+    return tree
+
+
+def tree_rss() -> int:
+    """RSS of the server's process tree, in bytes."""
+    total = 0
+    for pid in server_tree():
         try:
             with open(f"/proc/{pid}/statm") as statm:
                 total += int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
         except OSError:
             continue
-        pids += [child for child, parent in table.items() if parent == pid]
     return total
+
+
+def tree_cpu() -> float:
+    """CPU seconds the server's process tree has used: its processes' own and that of the
+    children they reaped (shells, rg)."""
+    total = 0
+    for pid in server_tree():
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                total += sum(int(field) for field in stat.read().rsplit(")", 1)[1].split()[11:15])
+        except (OSError, ValueError):
+            continue
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def _parents() -> dict[int, int]:
@@ -210,28 +245,35 @@ async def main() -> int:
             host, port = found.group(1), int(found.group(2))
             await phase(host, port, workspace, WARM_SESSIONS, 1, "warm")  # every worker loads its tools
             baseline = tree_rss()
-            ones, manys, latencies, failed, peaks = [], [], [], 0, []
+            ones: list[Phase] = []
+            manys: list[Phase] = []
             for pair in range(PAIRS):
-                one, _, failed_one, _ = await phase(host, port, workspace, 1, ROUNDS_ONE, f"one{pair}")
-                many, lat, failed_many, rss = await phase(host, port, workspace, SESSIONS, ROUNDS_MANY, f"many{pair}")
-                ones.append(one)
-                manys.append(many)
-                latencies += lat
-                failed += failed_one + failed_many
-                peaks.append(rss)
+                ones.append(await phase(host, port, workspace, 1, ROUNDS_ONE, f"one{pair}"))
+                manys.append(await phase(host, port, workspace, SESSIONS, ROUNDS_MANY, f"many{pair}"))
         finally:
             server.terminate()
             server.wait(30)
-    latencies.sort()
+    latencies = sorted(latency for many in manys for latency in many.latencies)
+    failed = sum(side.failed for side in ones + manys)
     p50, p99 = latencies[len(latencies) // 2], latencies[int(len(latencies) * 0.99)]
-    per_session = (max(peaks) - baseline) / SESSIONS / 1e6
+    per_session = (max(many.rss for many in manys) - baseline) / SESSIONS / 1e6
+    one_wall = statistics.median(one.per_call for one in ones)
+    many_wall = statistics.median(many.per_call for many in manys)
+    one_cpu = statistics.median(one.cpu_per_call for one in ones)
+    many_cpu = statistics.median(many.cpu_per_call for many in manys)
+    # With every core busy, the sessions' time per call is at least their CPU per call over the
+    # cores: the lowest ratio this machine allows for the CPU the calls take.
+    cores = len(os.sched_getaffinity(0))
+    floor = many_cpu / cores / one_wall
     note = (
-        f"{1 / statistics.median(manys):.0f} vs {1 / statistics.median(ones):.0f} calls/s; 32 sessions: p50 "
-        f"{p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms; {per_session:.1f} MB per session; {failed} errors"
-        + (f"; --workers {workers}" if workers else "")
+        f"{1 / many_wall:.0f} vs {1 / one_wall:.0f} calls/s; 32 sessions: p50 {p50 * 1000:.0f} ms, p99 "
+        f"{p99 * 1000:.0f} ms; {per_session:.1f} MB per session; CPU per call (server and client) "
+        f"{many_cpu * 1000:.1f} ms vs {one_cpu * 1000:.1f} ms one session, so on {cores} cores the ratio cannot go "
+        f"below {floor:.2f}×; {failed} errors" + (f"; --workers {workers}" if workers else "")
     )
     row = record(
-        f"MCP HTTP {SESSIONS} sessions × mixed calls (time per call)", manys, ones, reference="one session",
+        f"MCP HTTP {SESSIONS} sessions × mixed calls (time per call)",
+        [many.per_call for many in manys], [one.per_call for one in ones], reference="one session",
         goal=GOAL, note=note,
     )  # fmt: skip
     if failed:

@@ -181,7 +181,9 @@ async def _start(
                 if fd is not None:
                     os.close(fd)
         if gate is not None:
-            tree.adopt(process.pid)
+            # Moving a process into a cgroup waits for the kernel (about a millisecond): in a
+            # thread, so the loop serves other calls meanwhile; the command waits at the gate.
+            await asyncio.to_thread(tree.adopt, process.pid)
         tree.set_leader(process.pid)
         if gate is not None:
             fd, gate = gate, None
