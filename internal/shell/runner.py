@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -111,13 +113,46 @@ def start_dir(state: ShellState, workspace: Path) -> tuple[str, str]:
     return str(workspace), ""
 
 
-def shell_argv(state_fd: int, command: str, gate_fd: int | None = None) -> list[str]:
-    """bash running ``command`` and writing its directory and environment to ``state_fd``;
+def shell_argv(state_fd: int, command: str, gate_fd: int | None = None, bash: str = "bash") -> list[str]:
+    """``bash`` running ``command`` and writing its directory and environment to ``state_fd``;
     with ``gate_fd``, first waiting for a line on it (spawn's gate)."""
     script = _SCRIPT.replace("@FD@", str(state_fd))
     if gate_fd is not None:
         script = _GATE.replace("@GATE@", str(gate_fd)) + script
-    return ["bash", "--noprofile", "--norc", "-c", script, "bash", command]
+    return [bash, "--noprofile", "--norc", "-c", script, "bash", command]
+
+
+#: Where the environment holds any of these, a shell is started with its tree set up in the child
+#: (no gate): they can run code in the shell before its first command — the loader's (``LD_``),
+#: bash's own (``BASH_ENV``, exported ``BASH_FUNC_``s, options that trace or time out a ``read``)
+#: and the C library's — and code run before the gate would run outside the tree's cgroup and
+#: without its mark, where a process it detached would not be found.
+_BEFORE_FIRST_COMMAND_PREFIXES = ("LD_", "BASH")
+_BEFORE_FIRST_COMMAND = frozenset(
+    {"SHELLOPTS", "PS4", "TMOUT", "ENV", "POSIXLY_CORRECT", "GCONV_PATH", "GLIBC_TUNABLES", "LOCPATH"}
+)
+
+
+def gated_bash(env: dict[str, str]) -> str | None:
+    """The bash to start behind a gate with ``env``, by its absolute path: the one our own PATH
+    found at the first call, where ``env`` holds none of the variables above and its PATH finds
+    the same one (else None: the start goes without a gate, as the PATH finds it). A command can
+    put another ``bash`` first on a PATH; started by its path, ours is the one that runs."""
+    if any(name.startswith(_BEFORE_FIRST_COMMAND_PREFIXES) or name in _BEFORE_FIRST_COMMAND for name in env):
+        return None
+    searched, ours = _our_bash()
+    path = env.get("PATH", os.defpath)
+    if ours is None or (path != searched and shutil.which("bash", path=path) != ours):
+        return None
+    return ours
+
+
+@functools.cache
+def _our_bash() -> tuple[str | None, str | None]:
+    """Our PATH, and the bash it finds (once: the commands a session runs may change the files
+    on it)."""
+    path = os.environ.get("PATH", os.defpath)
+    return path, shutil.which("bash", path=path)
 
 
 def environment(state: ShellState) -> dict[str, str]:
@@ -146,17 +181,19 @@ async def run_command(
     started = time.monotonic()
     record_pipe: list[asyncio.BaseTransport] = []
     state_read, state_write = os.pipe2(os.O_CLOEXEC)  # the child gets the write end (pass_fds)
+    env = environment(state)
     # A gated start needs no fork of this process (spawn). Not for a wrapped shell: bubblewrap
     # forks the sandbox's processes before a mark given to it from here could reach them.
-    gate_read, gate_write = os.pipe2(os.O_CLOEXEC) if wrap is None else (None, None)
+    bash = gated_bash(env) if wrap is None else None
+    gate_read, gate_write = os.pipe2(os.O_CLOEXEC) if bash is not None else (None, None)
     try:
         record_stream = await pipe_reader(state_read, record_pipe)
-        argv = shell_argv(state_write, command, gate_read)
+        argv = shell_argv(state_write, command, gate_read, bash or "bash")
         if wrap is not None:
             argv = wrap(argv, cwd)
         gate, gate_write = gate_write, None  # spawn owns it from here
         inherited = (state_write,) if gate_read is None else (state_write, gate_read)
-        child = await spawn(argv, cwd=cwd, env=environment(state), merge_stderr=True, owner=owner,
+        child = await spawn(argv, cwd=cwd, env=env, merge_stderr=True, owner=owner,
                             pass_fds=inherited, gate=gate)  # fmt: skip
     except BaseException:
         for transport in record_pipe:

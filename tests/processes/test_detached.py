@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -26,6 +27,7 @@ import pytest
 from agent_toolsmith.proc import TREE_ENV, become_subreaper, cgroup, spawn
 from agent_toolsmith.proc.marks import MARK_BASE, MARK_SPAN, mark_setter
 from agent_toolsmith.session import Session
+from agent_toolsmith.shell import runner
 
 from tests.conftest import make_session
 from tests.helpers import processes_with
@@ -62,6 +64,51 @@ def test_commands_carry_the_limit_mark_and_run_in_their_cgroup(workspace: Path, 
     assert MARK_BASE <= int(lines[0]) < MARK_BASE + MARK_SPAN, response.content
     assert (f"/toolsmith-{os.getpid()}/" in response.content) == (containment == "cgroup"), response.content
     asyncio.run(session.close())
+
+
+@pytest.mark.parametrize("way", ["BASH_ENV", "PATH"])
+def test_what_the_environment_runs_before_a_command_is_contained(workspace: Path, containment: str, way: str) -> None:
+    """A shell's start runs code the previous command chose — the file BASH_ENV names, a ``bash``
+    put first on the PATH — before the command itself: what that code detaches dies with the call
+    all the same (the tree is set up before it runs)."""
+    startup = f"echo started-by-{way}; ( env -i setsid sleep {MARK} & )"
+    if way == "BASH_ENV":
+        (workspace / "startup.sh").write_text(startup + "\n")
+        chosen = f"export BASH_ENV={workspace / 'startup.sh'}"
+    else:
+        (workspace / "bin").mkdir()
+        fake = workspace / "bin" / "bash"
+        fake.write_text(f"#!{shutil.which('bash')}\n{startup}\nexec {shutil.which('bash')} \"$@\"\n")
+        fake.chmod(0o755)
+        chosen = f"export PATH={workspace / 'bin'}:$PATH"
+    session = make_session(workspace)
+    assert not asyncio.run(session.run("bash", {"command": chosen})).is_error
+    response = asyncio.run(session.run("bash", {"command": "echo command"}))
+    assert response.content.splitlines()[:2] == [f"started-by-{way}", "command"], response.content
+    assert "1 background process was stopped" in response.content, response.content
+    assert leftovers(MARK) == []
+    asyncio.run(session.close())
+
+
+@pytest.mark.parametrize(
+    "chosen",
+    [{"BASH_ENV": "/tmp/x"}, {"LD_PRELOAD": "/tmp/x.so"}, {"BASH_FUNC_read%%": "() { :; }"}, {"SHELLOPTS": "xtrace"},
+     {"PS4": "$(touch /tmp/x)"}, {"GCONV_PATH": "/tmp"}, {"PATH": "{bin}"}],
+    ids=lambda chosen: next(iter(chosen)),
+)  # fmt: skip
+def test_a_shell_starts_behind_a_gate_only_where_nothing_runs_first(workspace: Path, chosen: dict[str, str]) -> None:
+    """The gate (the tree set up from here while the shell waits) is for an environment that runs
+    nothing before the shell's first command, and for our own bash; race-free to check here,
+    where the start itself may or may not win the race against the set-up."""
+    plain = dict(os.environ)
+    ours = runner.gated_bash(plain)
+    assert ours is not None and os.path.isabs(ours) and os.path.samefile(ours, shutil.which("bash") or "")
+    (workspace / "bin").mkdir()
+    (workspace / "bin" / "bash").write_text("#!/bin/sh\n")
+    (workspace / "bin" / "bash").chmod(0o755)
+    first_on_path = f"{workspace / 'bin'}:{plain['PATH']}"
+    env = {**plain, **{name: value.replace("{bin}", first_on_path) for name, value in chosen.items()}}
+    assert runner.gated_bash(env) is None
 
 
 def test_clone_parent_makes_a_sibling_out_of_the_session(workspace: Path, containment: str) -> None:
