@@ -408,6 +408,38 @@ async def bench_pi(ws: Workspace) -> None:
             return text_of(ours_call(session, our_side)), text_of(pi_call(pi, peer_side))
 
         await run_jobs(ws, "pi", "pi", "vs pi", lambda job: job.pi, row, calls)
+        # What our default grep cannot do without: rg searching the whole tree (its exact total and
+        # newest-first order need every match), run alone, against pi's grep, which stops at its
+        # 100th match. No goal: the row says how near 1.1x the default grep row can come.
+        tree = str(ws.stdlib)
+        pi_grep = Side("grep", fixed({"pattern": "def __repr__", "path": tree}))
+        await compare_timed("vs pi: rg alone, the whole search of grep def __repr__", "pi grep",
+                            rg_alone(["-e", "def __repr__", "--", tree]), pi_call(pi, pi_grep), None)  # fmt: skip
+
+
+#: rg's flags in our grep's search (ripgrep/runner.py), for the row of rg alone.
+RG_GREP_FLAGS = ["-H", "--no-messages", "--null", "--hidden", "--no-require-git", "--color=never", "-n",
+                 "--no-heading", "--field-match-separator=|", "--glob", "!.git"]  # fmt: skip
+
+
+def rg_alone(args: list[str]) -> TimedCall:
+    """rg with our grep's flags, started and read to its end: the process and the search, nothing
+    of the tool around it."""
+    rg = find_rg(None)
+    assert rg is not None
+
+    async def call() -> tuple[float, str]:
+        start = time.perf_counter()
+        process = await asyncio.create_subprocess_exec(
+            rg, *RG_GREP_FLAGS, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
+        )
+        out, _ = await process.communicate()
+        elapsed = time.perf_counter() - start
+        if process.returncode != 0:
+            raise RuntimeError(f"rg exited {process.returncode}")
+        return elapsed, out.decode("utf-8", "replace")
+
+    return call
 
 
 def text_of(call: TimedCall) -> Call:

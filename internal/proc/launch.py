@@ -125,7 +125,7 @@ async def spawn(
 ) -> Child:
     """Start ``argv`` in its own session and tree, stdin ``/dev/null``, stdout (and stderr,
     separately or merged into stdout) on our own pipes; ``pass_fds`` stay open in it under the
-    same numbers. ``gate``: the write end of a pipe (spawn owns it) whose read end, one of
+    same numbers. ``gate``: the write end of a pipe (the caller's to close) whose read end, one of
     ``pass_fds``, the command reads a line from before it does anything else; the tree is then
     set up from here once the command has started (ProcessTree.adopt), and the line written. If
     this is cancelled half way, the start is let finish (it is short) and what it started is
@@ -181,17 +181,13 @@ async def _start(
                 if fd is not None:
                     os.close(fd)
         if gate is not None:
-            # Moving a process into a cgroup waits for the kernel (about a millisecond): in a
-            # thread, so the loop serves other calls meanwhile; the command waits at the gate.
-            await asyncio.to_thread(tree.adopt, process.pid)
+            # Here, at once: the process waits at the gate, and no shared thread pool may keep
+            # it waiting (nor a later pid's reuse meet the set-up).
+            tree.adopt(process.pid)
         tree.set_leader(process.pid)
         if gate is not None:
-            fd, gate = gate, None
-            try:
-                with contextlib.suppress(BrokenPipeError):  # killed already: its status says so
-                    os.write(fd, b"\n")
-            finally:
-                os.close(fd)
+            with contextlib.suppress(BrokenPipeError):  # killed already: its status says so
+                os.write(gate, b"\n")
         fd, out_read = out_read, -1  # the reader owns (and on failure closes) it now
         stdout = await pipe_reader(fd, transports)
         stderr = None
@@ -202,7 +198,7 @@ async def _start(
         tree.kill_now()  # found by its tag even before we learnt the leader's pid
         for transport in transports:
             transport.close()
-        for fd in (out_read, err_read, gate):
+        for fd in (out_read, err_read):
             if fd is not None and fd >= 0:
                 os.close(fd)
         tree.release()

@@ -29,6 +29,7 @@ import contextlib
 import functools
 import os
 import shutil
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -83,12 +84,11 @@ trap __ts_save EXIT
 eval "$__ts_command" @FD@>&-
 __ts_save "$?"
 """.replace("@MARK@", STATE_MARK.decode()).replace("@END@", STATE_END.decode())
-#: Before the script: wait until the tree is set up (spawn's gate), then close the gate so the
-#: command does not inherit it. No line (the start failed and the tree is being killed): exit.
-_GATE = r"""
-builtin read -r -u @GATE@ __ts_go || builtin exit 125
-exec @GATE@<&-
-"""
+#: Before the script, on its first line (which is empty, so the command's line numbers are as
+#: without it): wait until the tree is set up (spawn's gate), then close the gate so the command
+#: does not inherit it. No line (the start failed and the tree is being killed): exit.
+_GATE = "builtin read -r -u @GATE@ __ts_go || builtin exit 125; exec @GATE@<&-; builtin unset __ts_go"
+assert _SCRIPT.startswith("\n")
 
 
 @dataclass
@@ -118,7 +118,7 @@ def shell_argv(state_fd: int, command: str, gate_fd: int | None = None, bash: st
     with ``gate_fd``, first waiting for a line on it (spawn's gate)."""
     script = _SCRIPT.replace("@FD@", str(state_fd))
     if gate_fd is not None:
-        script = _GATE.replace("@GATE@", str(gate_fd)) + script
+        script = _GATE.replace("@GATE@", str(gate_fd)) + script  # on the script's empty first line
     return [bash, "--noprofile", "--norc", "-c", script, "bash", command]
 
 
@@ -135,16 +135,36 @@ _BEFORE_FIRST_COMMAND = frozenset(
 
 def gated_bash(env: dict[str, str]) -> str | None:
     """The bash to start behind a gate with ``env``, by its absolute path: the one our own PATH
-    found at the first call, where ``env`` holds none of the variables above and its PATH finds
-    the same one (else None: the start goes without a gate, as the PATH finds it). A command can
-    put another ``bash`` first on a PATH; started by its path, ours is the one that runs."""
+    found at the first call, where ``env`` holds none of the variables above, its PATH finds the
+    same one, and that file and its directory are root's and writable by no one else (else None:
+    the start goes without a gate, as the PATH finds it). A command can put another ``bash``
+    first on a PATH; started by its path, ours is the one that runs. What bash then loads before
+    the gate (the C library, ``/etc/ld.so.preload``) only root can change — and a command run as
+    root can leave its cgroup and drop its mark outright, gate or none."""
     if any(name.startswith(_BEFORE_FIRST_COMMAND_PREFIXES) or name in _BEFORE_FIRST_COMMAND for name in env):
         return None
     searched, ours = _our_bash()
     path = env.get("PATH", os.defpath)
     if ours is None or (path != searched and shutil.which("bash", path=path) != ours):
         return None
-    return ours
+    return ours if _only_root_changes(ours) and not os.path.lexists(_LOADER_PRELOAD) else None
+
+
+#: The loader's list of libraries loaded into every program (root's file).
+_LOADER_PRELOAD = "/etc/ld.so.preload"
+
+
+def _only_root_changes(path: str) -> bool:
+    """Whether ``path`` (a regular file, after symlinks) and its directory belong to root and
+    are writable by no group or other user."""
+    try:
+        real = os.path.realpath(path)
+        for st in (os.stat(real), os.stat(os.path.dirname(real))):
+            if st.st_uid != 0 or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+                return False
+    except OSError:
+        return False
+    return True
 
 
 @functools.cache
@@ -180,28 +200,29 @@ async def run_command(
     cwd, note = start_dir(state, workspace)
     started = time.monotonic()
     record_pipe: list[asyncio.BaseTransport] = []
-    state_read, state_write = os.pipe2(os.O_CLOEXEC)  # the child gets the write end (pass_fds)
     env = environment(state)
     # A gated start needs no fork of this process (spawn). Not for a wrapped shell: bubblewrap
     # forks the sandbox's processes before a mark given to it from here could reach them.
     bash = gated_bash(env) if wrap is None else None
-    gate_read, gate_write = os.pipe2(os.O_CLOEXEC) if bash is not None else (None, None)
+    state_read, state_write = os.pipe2(os.O_CLOEXEC)  # the child gets the write end (pass_fds)
+    gate_read = gate_write = None
     try:
         record_stream = await pipe_reader(state_read, record_pipe)
+        if bash is not None:
+            gate_read, gate_write = os.pipe2(os.O_CLOEXEC)
         argv = shell_argv(state_write, command, gate_read, bash or "bash")
         if wrap is not None:
             argv = wrap(argv, cwd)
-        gate, gate_write = gate_write, None  # spawn owns it from here
         inherited = (state_write,) if gate_read is None else (state_write, gate_read)
         child = await spawn(argv, cwd=cwd, env=env, merge_stderr=True, owner=owner,
-                            pass_fds=inherited, gate=gate)  # fmt: skip
+                            pass_fds=inherited, gate=gate_write)  # fmt: skip
     except BaseException:
         for transport in record_pipe:
             transport.close()
         raise
     finally:
         os.close(state_write)  # the shell holds it now: its exit (and its children's) ends the record
-        for fd in (gate_read, gate_write):
+        for fd in (gate_read, gate_write):  # the gate's line is written (or the shell exits at EOF)
             if fd is not None:
                 os.close(fd)
     record = asyncio.ensure_future(_read_record(record_stream))

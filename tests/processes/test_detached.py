@@ -111,6 +111,25 @@ def test_a_shell_starts_behind_a_gate_only_where_nothing_runs_first(workspace: P
     assert runner.gated_bash(env) is None
 
 
+def test_a_bash_anyone_but_root_can_change_gets_no_gate(workspace: Path) -> None:
+    """What runs before the gate is a file only root may change: a bash some other user owns,
+    or in a directory others may write, is started as before (its tree set up in the child)."""
+    real = os.path.realpath(shutil.which("bash") or "")
+    assert runner._only_root_changes(real) == (os.stat(real).st_uid == 0), real
+    copy = workspace / "bin" / "bash"
+    copy.parent.mkdir()
+    shutil.copyfile(real, copy)
+    if os.geteuid() == 0:  # root owns what it makes: give it away; another user's files are theirs
+        os.chown(copy, 65534, 65534)
+    assert not runner._only_root_changes(str(copy))
+    if os.geteuid() == 0:
+        os.chown(copy, 0, 0)
+        os.chmod(copy.parent, 0o775)  # a directory others may write: the file can be swapped
+        assert not runner._only_root_changes(str(copy))
+        os.chmod(copy.parent, 0o755)
+        assert runner._only_root_changes(str(copy))
+
+
 def test_clone_parent_makes_a_sibling_out_of_the_session(workspace: Path, containment: str) -> None:
     """The helper does what it says: the clone's parent is the leader (the helper's parent),
     and it leads its own session."""
