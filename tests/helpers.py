@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,24 @@ def processes_with(needle: bytes, parent: int | None = None) -> list[int]:
         if needle in cmdline and fields[0] != b"Z" and (parent is None or int(fields[1]) == parent):
             found.append(int(entry))
     return found
+
+
+def running(needle: bytes, program: str, timeout_s: float = 30.0) -> list[int]:
+    """:func:`processes_with` ``needle`` once one of them runs ``program`` (its exec done: during
+    an exec the command line reads empty for a moment), polled within ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        found = processes_with(needle)
+        if any(_program(pid) == program for pid in found) or time.monotonic() > deadline:
+            return found
+        time.sleep(0.005)
+
+
+def _program(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
 
 
 def user_config() -> Path:

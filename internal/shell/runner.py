@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import os
 import shutil
 import stat
@@ -129,50 +128,45 @@ def shell_argv(state_fd: int, command: str, gate_fd: int | None = None, bash: st
 #: without its mark, where a process it detached would not be found.
 _BEFORE_FIRST_COMMAND_PREFIXES = ("LD_", "BASH")
 _BEFORE_FIRST_COMMAND = frozenset(
-    {"SHELLOPTS", "PS4", "TMOUT", "ENV", "POSIXLY_CORRECT", "GCONV_PATH", "GLIBC_TUNABLES", "LOCPATH"}
+    {"SHELLOPTS", "PS4", "TMOUT", "ENV", "POSIXLY_CORRECT", "POSIX_PEDANTIC", "GCONV_PATH", "GLIBC_TUNABLES", "LOCPATH"}
 )
 
 
 def gated_bash(env: dict[str, str]) -> str | None:
-    """The bash to start behind a gate with ``env``, by its absolute path: the one our own PATH
-    found at the first call, where ``env`` holds none of the variables above, its PATH finds the
-    same one, and that file and its directory are root's and writable by no one else (else None:
-    the start goes without a gate, as the PATH finds it). A command can put another ``bash``
-    first on a PATH; started by its path, ours is the one that runs. What bash then loads before
-    the gate (the C library, ``/etc/ld.so.preload``) only root can change — and a command run as
-    root can leave its cgroup and drop its mark outright, gate or none."""
+    """The bash to start behind a gate with ``env``, as the real path of the one its PATH finds,
+    where ``env`` holds none of the variables above, and that file and every directory above it
+    are root's and writable by no one else (else None: the start goes without a gate, as the PATH
+    finds it). Started by that path, the program that runs before the gate, and what it loads
+    (the C library, ``/etc/ld.so.preload``, which must not exist), only root can change — and a
+    command run as root can leave its cgroup and drop its mark outright, gate or none."""
     if any(name.startswith(_BEFORE_FIRST_COMMAND_PREFIXES) or name in _BEFORE_FIRST_COMMAND for name in env):
         return None
-    searched, ours = _our_bash()
-    path = env.get("PATH", os.defpath)
-    if ours is None or (path != searched and shutil.which("bash", path=path) != ours):
+    found = shutil.which("bash", path=env.get("PATH", os.defpath))
+    if found is None or not os.path.isabs(found):  # a relative one would be found from the shell's cwd
         return None
-    return ours if _only_root_changes(ours) and not os.path.lexists(_LOADER_PRELOAD) else None
+    real = os.path.realpath(found)
+    return real if _only_root_changes(real) and not os.path.lexists(_LOADER_PRELOAD) else None
 
 
 #: The loader's list of libraries loaded into every program (root's file).
 _LOADER_PRELOAD = "/etc/ld.so.preload"
 
 
-def _only_root_changes(path: str) -> bool:
-    """Whether ``path`` (a regular file, after symlinks) and its directory belong to root and
-    are writable by no group or other user."""
-    try:
-        real = os.path.realpath(path)
-        for st in (os.stat(real), os.stat(os.path.dirname(real))):
-            if st.st_uid != 0 or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-                return False
-    except OSError:
-        return False
-    return True
-
-
-@functools.cache
-def _our_bash() -> tuple[str | None, str | None]:
-    """Our PATH, and the bash it finds (once: the commands a session runs may change the files
-    on it)."""
-    path = os.environ.get("PATH", os.defpath)
-    return path, shutil.which("bash", path=path)
+def _only_root_changes(real: str) -> bool:
+    """Whether the file at ``real`` (a real path: no symlink on it) and every directory above it
+    belong to root and are writable by no group or other user: no one else can replace it."""
+    path = real
+    while True:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return False
+        if st.st_uid != 0 or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) or stat.S_ISLNK(st.st_mode):
+            return False
+        parent = os.path.dirname(path)
+        if parent == path:
+            return True
+        path = parent
 
 
 def environment(state: ShellState) -> dict[str, str]:

@@ -30,7 +30,7 @@ from agent_toolsmith.session import Session
 from agent_toolsmith.shell import runner
 
 from tests.conftest import make_session
-from tests.helpers import processes_with
+from tests.helpers import processes_with, running
 from tests.processes.test_supervisor import leftovers
 
 #: Distinct from test_supervisor's MARK (both carry this pytest's pid, so no other run matches).
@@ -111,23 +111,29 @@ def test_a_shell_starts_behind_a_gate_only_where_nothing_runs_first(workspace: P
     assert runner.gated_bash(env) is None
 
 
-def test_a_bash_anyone_but_root_can_change_gets_no_gate(workspace: Path) -> None:
-    """What runs before the gate is a file only root may change: a bash some other user owns,
-    or in a directory others may write, is started as before (its tree set up in the child)."""
+def test_a_bash_anyone_but_root_can_change_gets_no_gate(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What runs before the gate is a file only root may change, started by its real path: a
+    bash in a directory another user may write (a temporary directory), or owned by another
+    user, is started as before (its tree set up in the child); a symlink to ours on the PATH,
+    which a command could point elsewhere, is not what is started."""
     real = os.path.realpath(shutil.which("bash") or "")
-    assert runner._only_root_changes(real) == (os.stat(real).st_uid == 0), real
+    chain = [real, *(str(parent) for parent in Path(real).parents)]
+    root_only = all(os.lstat(p).st_uid == 0 and not os.lstat(p).st_mode & 0o022 for p in chain)
+    assert runner._only_root_changes(real) == root_only, chain
+    (workspace / "bin").mkdir()
     copy = workspace / "bin" / "bash"
-    copy.parent.mkdir()
     shutil.copyfile(real, copy)
-    if os.geteuid() == 0:  # root owns what it makes: give it away; another user's files are theirs
-        os.chown(copy, 65534, 65534)
+    copy.chmod(0o755)
     assert not runner._only_root_changes(str(copy))
-    if os.geteuid() == 0:
-        os.chown(copy, 0, 0)
-        os.chmod(copy.parent, 0o775)  # a directory others may write: the file can be swapped
-        assert not runner._only_root_changes(str(copy))
-        os.chmod(copy.parent, 0o755)
-        assert runner._only_root_changes(str(copy))
+    plain = dict(os.environ)
+    assert runner.gated_bash({**plain, "PATH": f"{workspace / 'bin'}:{plain['PATH']}"}) is None
+    copy.unlink()
+    copy.symlink_to(real)
+    started = runner.gated_bash({**plain, "PATH": f"{workspace / 'bin'}:{plain['PATH']}"})
+    assert started == (real if root_only else None)
+    monkeypatch.chdir(workspace)  # where the relative PATH entry finds the link: the shell's cwd may not
+    assert shutil.which("bash", path="bin") == "bin/bash"
+    assert runner.gated_bash({**plain, "PATH": "bin"}) is None
 
 
 def test_clone_parent_makes_a_sibling_out_of_the_session(workspace: Path, containment: str) -> None:
@@ -224,6 +230,7 @@ def test_an_orphan_left_by_an_ended_call_is_swept(workspace: Path, ender: str, m
         child = await spawn(["bash", "-c", f"( env -i setsid sleep {MARK} & )"])
         assert await child.wait(STATE_TIMEOUT_S) == 0
         child.close()
+        assert len(running(MARK.encode(), "sleep")) == 1  # setsid has become sleep
         child.tree.release()  # forgotten, not stopped
         assert len(processes_with(MARK.encode())) == 1
         if ender == "next call":
