@@ -145,6 +145,8 @@ def gated_bash(env: dict[str, str]) -> str | None:
     if found is None or not os.path.isabs(found):  # a relative one would be found from the shell's cwd
         return None
     real = os.path.realpath(found)
+    if os.path.basename(real) != "bash":  # a multi-call program chooses by the name it is started as
+        return None
     return real if _only_root_changes(real) and not os.path.lexists(_LOADER_PRELOAD) else None
 
 

@@ -134,6 +134,11 @@ def test_a_bash_anyone_but_root_can_change_gets_no_gate(workspace: Path, monkeyp
     monkeypatch.chdir(workspace)  # where the relative PATH entry finds the link: the shell's cwd may not
     assert shutil.which("bash", path="bin") == "bin/bash"
     assert runner.gated_bash({**plain, "PATH": "bin"}) is None
+    copy.unlink()
+    other = os.path.realpath(shutil.which("true") or "")  # a program that is not bash, wherever it links
+    assert os.path.basename(other) != "bash"
+    copy.symlink_to(other)
+    assert runner.gated_bash({**plain, "PATH": f"{workspace / 'bin'}:{plain['PATH']}"}) is None
 
 
 def test_clone_parent_makes_a_sibling_out_of_the_session(workspace: Path, containment: str) -> None:
