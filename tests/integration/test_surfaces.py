@@ -40,6 +40,15 @@ PROBE_SOCKETS = (
     "socket.AF_UNIX); c.connect(sys.argv[1]); print(\"CONNECTED\", sys.argv[1])' \"$s\" 2>/dev/null; done; echo probed"
 )
 
+#: A command that detaches a process every way at once (its own session, no environment, its
+#: parent gone), and one that counts what is left of it: the pattern matches the sleep's command
+#: line but not its own.
+DETACHED = f"4242.{os.getpid()}"
+DETACH = f"( env -i setsid sleep {DETACHED} & ); echo started"
+COUNT_DETACHED = (
+    f"echo left=$(grep -las '{DETACHED.replace('.', '[.]')}' /proc/[0-9]*/cmdline | wc -l)"
+)
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -150,6 +159,10 @@ SCENARIOS = [
         Call("bash", {"command": "mkdir -p sub && cd sub && export TOOLSMITH_X=1"}),
         Call("bash", {"command": "pwd; echo x=$TOOLSMITH_X"}, contains=("/sub", "x=1")),
     ]),
+    Scenario("what a command detaches is stopped when it ends", [
+        Call("bash", {"command": DETACH}, contains=("started", "1 background process was stopped")),
+        Call("bash", {"command": COUNT_DETACHED}, contains=("left=0",)),
+    ], stateful=False),
     Scenario("the sandboxed shell keeps its directory and exports", [
         Call("bash", {"command": "mkdir -p sub && cd sub && export TOOLSMITH_X=1"}),
         Call("bash", {"command": "pwd; echo x=$TOOLSMITH_X"}, contains=("/sub", "x=1")),
